@@ -1,0 +1,154 @@
+// CMRS (compressed multi-row storage, Koza et al.): data structure and conversion to and from CSR.
+// PETSc-free C++17.
+//
+// Rows are grouped into strips of `height` consecutive rows; strip_ptr[s] is where strip s starts
+// in col_ind/val (strip_ptr[s] = row_ptr[s*height] when nothing is padded). Each entry's column
+// and its row inside the strip (row_in_strip) share one 32-bit word: column << 4 | row_in_strip.
+// Entries may be reordered freely inside a strip; sorting them by column makes the x loads of a
+// warp touch fewer cache lines. The paper's modified kernel also pads every strip to a multiple
+// of 32 entries so that each warp-wide load is aligned and complete.
+#pragma once
+
+#include "../common/core/csr.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace gpumats {
+namespace cmrs {
+
+constexpr int           kRowBits   = 4;                       // bits of row_in_strip in a packed word
+constexpr int           kMaxHeight = 1 << kRowBits;           // 16
+constexpr std::uint32_t kRowMask   = kMaxHeight - 1;
+constexpr std::uint32_t kPadWord   = 0xFFFFFFFFu;             // padding entry: no column, contributes nothing
+constexpr std::int64_t  kMaxCols   = (std::int64_t(1) << 28) - 1; // column 2^28-1 is reserved for kPadWord
+
+inline std::uint32_t pack(std::uint32_t col, std::uint32_t row_in_strip) { return (col << kRowBits) | row_in_strip; }
+inline std::uint32_t column_of(std::uint32_t w) { return w >> kRowBits; }
+inline std::uint32_t row_in_strip_of(std::uint32_t w) { return w & kRowMask; }
+
+struct Params {
+  int  height       = 8;    // rows per strip, 1..16
+  bool sort_columns = true; // order each strip's entries by column (row as tie-break)
+  int  pad_multiple = 1;    // pad each strip to a multiple of this many entries (32: the modified layout)
+};
+
+inline void check_params(const Params &p)
+{
+  if (p.height < 1 || p.height > kMaxHeight)
+    throw FormatError("CMRS: strip height " + std::to_string(p.height) + " is out of range; it must be 1..16 (4 bits of row_in_strip)");
+  if (p.pad_multiple < 1 || p.pad_multiple > 1024 || (p.pad_multiple & (p.pad_multiple - 1)))
+    throw FormatError("CMRS: pad multiple " + std::to_string(p.pad_multiple) + " must be a power of two in 1..1024");
+}
+
+template <class V>
+struct Matrix {
+  Params                     params;
+  std::int64_t               nrows = 0, ncols = 0, nnz = 0;
+  std::vector<std::int32_t>  strip_ptr{0}; // strips()+1 offsets into col_ind/val
+  std::vector<std::int32_t>  strip_nnz;    // entries of each strip before padding (host only; to_csr)
+  std::vector<std::uint32_t> col_ind;      // packed column << 4 | row_in_strip, or kPadWord
+  std::vector<V>             val;
+
+  std::int64_t strips() const { return std::int64_t(strip_ptr.size()) - 1; }
+  std::int64_t stored() const { return std::int64_t(val.size()); }
+};
+
+template <class V>
+Footprint footprint(const Matrix<V> &A)
+{
+  Footprint f;
+  f.rows        = A.nrows;
+  f.cols        = A.ncols;
+  f.nnz         = A.nnz;
+  f.stored      = A.stored();
+  f.index_bytes = std::int64_t(sizeof(std::uint32_t)) * A.stored() + std::int64_t(sizeof(std::int32_t)) * (A.strips() + 1);
+  f.value_bytes = std::int64_t(sizeof(V)) * A.stored();
+  return f;
+}
+
+// Builds the CMRS form of a CSR matrix. O(nnz) without sorting, O(nnz log(strip nnz)) with it.
+template <class V, class RI, class CI>
+Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
+{
+  check_params(p);
+  validate_csr(A, "CMRS");
+  if (A.ncols > kMaxCols)
+    throw FormatError("CMRS: " + std::to_string(A.ncols) + " columns in a local block exceed the 28-bit packed column index (at most " +
+                      std::to_string(kMaxCols) + "); use more MPI ranks, or the sellp or bellpack type");
+  Matrix<V> M;
+  M.params             = p;
+  M.nrows              = A.nrows;
+  M.ncols              = A.ncols;
+  M.nnz                = A.nnz();
+  const std::int64_t h = p.height, ns = (A.nrows + h - 1) / h, pad = p.pad_multiple;
+
+  M.strip_ptr.assign(ns + 1, 0);
+  M.strip_nnz.assign(ns, 0);
+  for (std::int64_t s = 0; s < ns; ++s) {
+    const std::int64_t r0 = s * h, r1 = std::min(A.nrows, r0 + h);
+    const std::int64_t n  = A.row_begin(r1) - A.row_begin(r0);
+    M.strip_nnz[s]        = checked_offset(n, "CMRS");
+    M.strip_ptr[s + 1]    = checked_offset(M.strip_ptr[s] + (n + pad - 1) / pad * pad, "CMRS");
+  }
+  M.col_ind.assign(M.strip_ptr[ns], kPadWord);
+  M.val.assign(M.strip_ptr[ns], V(0));
+
+  std::vector<std::int64_t> order; // entry permutation inside one strip
+  for (std::int64_t s = 0; s < ns; ++s) {
+    const std::int64_t r0 = s * h, r1 = std::min(A.nrows, r0 + h), base = A.row_begin(r0);
+    std::uint32_t     *cw = M.col_ind.data() + M.strip_ptr[s];
+    V                 *cv = M.val.data() + M.strip_ptr[s];
+    std::int64_t       k  = 0;
+    for (std::int64_t i = r0; i < r1; ++i)
+      for (std::int64_t j = A.row_begin(i); j < A.row_end(i); ++j, ++k) cw[k] = pack(std::uint32_t(A.col_ind[j]), std::uint32_t(i - r0));
+    if (p.sort_columns) {
+      order.resize(std::size_t(k));
+      std::iota(order.begin(), order.end(), std::int64_t(0));
+      // the packed word orders by column first and row second: exactly the paper's reordering
+      std::stable_sort(order.begin(), order.end(), [cw](std::int64_t a, std::int64_t b) { return cw[a] < cw[b]; });
+      std::vector<std::uint32_t> w(cw, cw + k);
+      for (std::int64_t t = 0; t < k; ++t) {
+        cw[t] = w[std::size_t(order[t])];
+        cv[t] = A.val[base + order[t]];
+      }
+    } else {
+      for (std::int64_t t = 0; t < k; ++t) cv[t] = A.val[base + t];
+    }
+  }
+  return M;
+}
+
+// Exact inverse of from_csr for a CSR with sorted columns (PETSc's AIJ keeps them sorted):
+// padding is dropped, explicit zeros of the source are kept.
+template <class V>
+Csr<V> to_csr(const Matrix<V> &M)
+{
+  Csr<V> C;
+  C.nrows = M.nrows;
+  C.ncols = M.ncols;
+  C.row_ptr.assign(M.nrows + 1, 0);
+  const std::int64_t h = M.params.height;
+  for (std::int64_t s = 0; s < M.strips(); ++s)
+    for (std::int64_t t = 0; t < M.strip_nnz[s]; ++t) C.row_ptr[s * h + row_in_strip_of(M.col_ind[M.strip_ptr[s] + t]) + 1]++;
+  for (std::int64_t i = 0; i < M.nrows; ++i) C.row_ptr[i + 1] += C.row_ptr[i];
+  C.col_ind.resize(std::size_t(M.nnz));
+  C.val.resize(std::size_t(M.nnz));
+  std::vector<std::int32_t> next(C.row_ptr.begin(), C.row_ptr.end() - 1);
+  // a stable scatter by row restores the source order within each row: the column sort was stable
+  // and the source rows were sorted, so entries of one row kept their relative order
+  for (std::int64_t s = 0; s < M.strips(); ++s)
+    for (std::int64_t t = 0; t < M.strip_nnz[s]; ++t) {
+      const std::uint32_t w   = M.col_ind[M.strip_ptr[s] + t];
+      const std::int32_t  dst = next[s * h + row_in_strip_of(w)]++;
+      C.col_ind[dst]          = std::int32_t(column_of(w));
+      C.val[dst]              = M.val[M.strip_ptr[s] + t];
+    }
+  return C;
+}
+
+} // namespace cmrs
+} // namespace gpumats

@@ -1,0 +1,111 @@
+// Format core shared by all formats: the CSR input view, the error type, the footprint record
+// and the epilogue of y = alpha*A*x + beta*y. PETSc-free C++17.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gpumats {
+
+// Thrown by conversions when a matrix cannot be represented (too wide for a packed index,
+// too many entries for 32-bit offsets, a column out of range). The PETSc glue turns it into
+// a PETSc error carrying the message, so the message must say what to do about it.
+struct FormatError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Read-only view of a CSR matrix as PETSc's SeqAIJ holds it. RI/CI are the caller's index
+// types (PetscInt may be 32 or 64 bits); every format stores 32-bit indices internally.
+template <class V, class RI, class CI = RI>
+struct CsrView {
+  std::int64_t nrows = 0, ncols = 0;
+  const RI    *row_ptr = nullptr; // nrows+1 entries, row_ptr[0] need not be 0
+  const CI    *col_ind = nullptr;
+  const V     *val     = nullptr;
+
+  std::int64_t nnz() const { return nrows ? std::int64_t(row_ptr[nrows] - row_ptr[0]) : 0; }
+  std::int64_t row_begin(std::int64_t i) const { return std::int64_t(row_ptr[i]); }
+  std::int64_t row_end(std::int64_t i) const { return std::int64_t(row_ptr[i + 1]); }
+};
+
+// Owning CSR with 32-bit indices: what to_csr() returns and what the unit tests build.
+template <class V>
+struct Csr {
+  std::int64_t              nrows = 0, ncols = 0;
+  std::vector<std::int32_t> row_ptr{0};
+  std::vector<std::int32_t> col_ind;
+  std::vector<V>            val;
+
+  CsrView<V, std::int32_t> view() const { return {nrows, ncols, row_ptr.data(), col_ind.data(), val.data()}; }
+  std::int64_t             nnz() const { return std::int64_t(val.size()); }
+};
+
+// Bytes a format moves through SpMV and how much of it is padding or block fill.
+struct Footprint {
+  std::int64_t rows = 0, cols = 0;
+  std::int64_t nnz         = 0; // entries of the source CSR
+  std::int64_t stored      = 0; // value slots the kernel streams, padding and fill included
+  std::int64_t index_bytes = 0; // column indices, pointers, permutations read by SpMV
+  std::int64_t value_bytes = 0;
+
+  std::int64_t total_bytes() const { return index_bytes + value_bytes; }
+  // stored / nnz: 1 means no padding at all
+  double fill_ratio() const { return nnz ? double(stored) / double(nnz) : 1.0; }
+  // The CMRS paper's beta+ (eq. 6.1 generalised): the format's bytes plus x read once and y written once.
+  std::int64_t beta_plus(std::int64_t value_size) const { return total_bytes() + value_size * (rows + cols); }
+};
+
+// Bytes the same matrix takes in plain CSR with 32-bit indices: the baseline every footprint is
+// compared with in -mat_view output and benchmarks.
+inline std::int64_t csr_bytes(std::int64_t rows, std::int64_t nnz, std::int64_t value_size)
+{
+  return nnz * (value_size + 4) + 4 * (rows + 1);
+}
+
+// The one epilogue of every SpMV: out[i] = alpha*(A x)[i] + beta*in[i]. beta == 0 never reads
+// in[] (it may hold garbage or NaN, as y does before y = A x); in may alias out.
+template <class V>
+struct Epilogue {
+  V        alpha = 1, beta = 0;
+  const V *in    = nullptr;
+  V       *out   = nullptr;
+
+  void apply(std::int64_t i, V acc) const
+  {
+    V r = alpha * acc;
+    if (beta != V(0)) r += beta * in[i];
+    out[i] = r;
+  }
+};
+
+// Checks shared by every conversion: sizes that fit 32-bit offsets, columns in range.
+template <class V, class RI, class CI>
+void validate_csr(const CsrView<V, RI, CI> &A, const char *format)
+{
+  constexpr std::int64_t i32max = std::numeric_limits<std::int32_t>::max();
+  if (A.nrows < 0 || A.ncols < 0) throw FormatError(std::string(format) + ": negative matrix dimensions");
+  if (A.nrows > i32max || A.ncols > i32max)
+    throw FormatError(std::string(format) + ": a local block of " + std::to_string(A.nrows) + " x " + std::to_string(A.ncols) +
+                      " does not fit 32-bit indices; use more MPI ranks so each rank's block is smaller, or an AIJ type");
+  for (std::int64_t i = 0; i < A.nrows; ++i) {
+    if (A.row_ptr[i + 1] < A.row_ptr[i]) throw FormatError(std::string(format) + ": CSR row pointers are not monotone");
+    for (std::int64_t j = A.row_begin(i); j < A.row_end(i); ++j)
+      if (A.col_ind[j] < 0 || std::int64_t(A.col_ind[j]) >= A.ncols)
+        throw FormatError(std::string(format) + ": column index " + std::to_string(std::int64_t(A.col_ind[j])) + " out of range in row " +
+                          std::to_string(i));
+  }
+}
+
+// Offsets of padded storage must stay below 2^31 because kernels index with 32-bit integers.
+inline std::int32_t checked_offset(std::int64_t v, const char *format)
+{
+  if (v > std::numeric_limits<std::int32_t>::max())
+    throw FormatError(std::string(format) + ": " + std::to_string(v) +
+                      " stored entries exceed 32-bit offsets; use more MPI ranks so each rank's block is smaller");
+  return std::int32_t(v);
+}
+
+} // namespace gpumats

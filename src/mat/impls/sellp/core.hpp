@@ -1,0 +1,153 @@
+// SELL-P (padded sliced ELLPACK, Anzt, Tomov and Dongarra): data structure and conversion to and
+// from CSR. PETSc-free C++17.
+//
+// Rows are cut into slices of `slice_height` (b) rows. Every row of a slice is padded to the
+// slice's longest row rounded up to a multiple of `threads_per_row` (t), so that the t threads
+// of a row share its entries evenly. A slice is stored column-major: entry k of row i of slice s
+// sits at slice_ptr[s] + k*b + i, so the b*t threads of a slice read one contiguous run per step.
+// With sigma > 1, rows are first sorted by length (longest first) inside windows of sigma rows
+// (SELL-C-sigma); row_perm[p] is then the original row stored at position p.
+#pragma once
+
+#include "../common/core/csr.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace gpumats {
+namespace sellp {
+
+constexpr std::int32_t kPadColumn = -1; // padding entry: no column, contributes nothing
+
+struct Params {
+  int slice_height    = 8; // b
+  int threads_per_row = 4; // t
+  int sigma           = 1; // sorting window in rows; 1 = no sorting
+};
+
+constexpr int kMaxThreads = 1024; // b*t threads form one CUDA block
+
+inline bool is_pow2(int v) { return v > 0 && !(v & (v - 1)); }
+
+inline void check_params(const Params &p)
+{
+  if (p.slice_height < 1 || p.slice_height > kMaxThreads || !is_pow2(p.slice_height))
+    throw FormatError("SELL-P: slice height " + std::to_string(p.slice_height) + " must be a power of two in 1..1024");
+  if (p.threads_per_row < 1 || p.threads_per_row > 32 || !is_pow2(p.threads_per_row))
+    throw FormatError("SELL-P: threads per row " + std::to_string(p.threads_per_row) + " must be a power of two in 1..32");
+  if (p.slice_height * p.threads_per_row > kMaxThreads)
+    throw FormatError("SELL-P: slice height x threads per row = " + std::to_string(p.slice_height * p.threads_per_row) +
+                      " exceeds 1024 threads per CUDA block; lower one of them");
+  if (p.sigma < 1 || (p.sigma > 1 && p.sigma % p.slice_height))
+    throw FormatError("SELL-P: sigma " + std::to_string(p.sigma) + " must be 1 (no sorting) or a positive multiple of the slice height " +
+                      std::to_string(p.slice_height));
+}
+
+template <class V>
+struct Matrix {
+  Params                    params;
+  std::int64_t              nrows = 0, ncols = 0, nnz = 0;
+  std::vector<std::int32_t> slice_ptr{0}; // slices()+1 offsets; slice s is b x width(s), column-major
+  std::vector<std::int32_t> col_ind;      // column, or kPadColumn
+  std::vector<V>            val;
+  std::vector<std::int32_t> row_perm;     // stored position -> original row; empty when sigma == 1
+  std::vector<std::int32_t> row_len;      // entries of each stored row before padding (host only; to_csr)
+
+  std::int64_t slices() const { return std::int64_t(slice_ptr.size()) - 1; }
+  std::int64_t width(std::int64_t s) const { return (slice_ptr[s + 1] - slice_ptr[s]) / params.slice_height; }
+  std::int64_t stored() const { return std::int64_t(val.size()); }
+  std::int64_t original_row(std::int64_t pos) const { return row_perm.empty() ? pos : row_perm[pos]; }
+};
+
+template <class V>
+Footprint footprint(const Matrix<V> &A)
+{
+  Footprint f;
+  f.rows        = A.nrows;
+  f.cols        = A.ncols;
+  f.nnz         = A.nnz;
+  f.stored      = A.stored();
+  f.index_bytes = 4 * (A.stored() + A.slices() + 1 + std::int64_t(A.row_perm.size()));
+  f.value_bytes = std::int64_t(sizeof(V)) * A.stored();
+  return f;
+}
+
+// Row order of SELL-C-sigma: inside each window of sigma rows, longest rows first (stable, so
+// equal rows keep their order and a regular stencil stays in natural order).
+template <class V, class RI, class CI>
+std::vector<std::int32_t> sigma_order(const CsrView<V, RI, CI> &A, int sigma)
+{
+  std::vector<std::int32_t> perm(std::size_t(A.nrows));
+  std::iota(perm.begin(), perm.end(), 0);
+  if (sigma <= 1) return perm;
+  auto len = [&A](std::int32_t i) { return A.row_end(i) - A.row_begin(i); };
+  for (std::int64_t w0 = 0; w0 < A.nrows; w0 += sigma) {
+    auto first = perm.begin() + w0, last = perm.begin() + std::min<std::int64_t>(A.nrows, w0 + sigma);
+    std::stable_sort(first, last, [&](std::int32_t a, std::int32_t b) { return len(a) > len(b); });
+  }
+  return perm;
+}
+
+template <class V, class RI, class CI>
+Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
+{
+  check_params(p);
+  validate_csr(A, "SELL-P");
+  Matrix<V> M;
+  M.params                   = p;
+  M.nrows                    = A.nrows;
+  M.ncols                    = A.ncols;
+  M.nnz                      = A.nnz();
+  const std::int64_t b       = p.slice_height, t = p.threads_per_row;
+  const std::int64_t ns      = (A.nrows + b - 1) / b;
+  std::vector<std::int32_t> order = sigma_order(A, p.sigma);
+  if (p.sigma > 1) M.row_perm = order;
+
+  M.row_len.assign(std::size_t(A.nrows), 0);
+  for (std::int64_t pos = 0; pos < A.nrows; ++pos) M.row_len[pos] = std::int32_t(A.row_end(order[pos]) - A.row_begin(order[pos]));
+  M.slice_ptr.assign(ns + 1, 0);
+  for (std::int64_t s = 0; s < ns; ++s) {
+    std::int64_t longest = 0;
+    for (std::int64_t pos = s * b; pos < std::min(A.nrows, (s + 1) * b); ++pos) longest = std::max<std::int64_t>(longest, M.row_len[pos]);
+    const std::int64_t w = (longest + t - 1) / t * t;
+    M.slice_ptr[s + 1]   = checked_offset(M.slice_ptr[s] + w * b, "SELL-P");
+  }
+  M.col_ind.assign(M.slice_ptr[ns], kPadColumn);
+  M.val.assign(M.slice_ptr[ns], V(0));
+  for (std::int64_t pos = 0; pos < A.nrows; ++pos) {
+    const std::int64_t s = pos / b, i = pos % b, src = A.row_begin(order[pos]);
+    for (std::int64_t k = 0; k < M.row_len[pos]; ++k) {
+      M.col_ind[M.slice_ptr[s] + k * b + i] = std::int32_t(A.col_ind[src + k]);
+      M.val[M.slice_ptr[s] + k * b + i]     = A.val[src + k];
+    }
+  }
+  return M;
+}
+
+template <class V>
+Csr<V> to_csr(const Matrix<V> &M)
+{
+  Csr<V> C;
+  C.nrows = M.nrows;
+  C.ncols = M.ncols;
+  C.row_ptr.assign(M.nrows + 1, 0);
+  for (std::int64_t pos = 0; pos < M.nrows; ++pos) C.row_ptr[M.original_row(pos) + 1] = M.row_len[pos];
+  for (std::int64_t i = 0; i < M.nrows; ++i) C.row_ptr[i + 1] += C.row_ptr[i];
+  C.col_ind.resize(std::size_t(M.nnz));
+  C.val.resize(std::size_t(M.nnz));
+  const std::int64_t b = M.params.slice_height;
+  for (std::int64_t pos = 0; pos < M.nrows; ++pos) {
+    const std::int64_t s = pos / b, i = pos % b, dst = C.row_ptr[M.original_row(pos)];
+    for (std::int64_t k = 0; k < M.row_len[pos]; ++k) {
+      C.col_ind[dst + k] = M.col_ind[M.slice_ptr[s] + k * b + i];
+      C.val[dst + k]     = M.val[M.slice_ptr[s] + k * b + i];
+    }
+  }
+  return C;
+}
+
+} // namespace sellp
+} // namespace gpumats

@@ -1,0 +1,255 @@
+// Unit tests of the format core: for every format, every parameter value at and between its
+// bounds, and every test matrix (random and edge cases), in double and float:
+//   - to_csr(from_csr(A)) == A exactly (explicit zeros, NaN and Inf values included);
+//   - the host SpMV equals the CSR reference for y = A x (y holding NaN garbage before),
+//     y = alpha A x + beta y, and z = y + A x, within the rounding bound of any summation order;
+//   - padding never touches x: an Inf in x reaches only the rows that reference its column;
+//   - footprint counts are consistent;
+//   - bad parameters and matrices too wide for a packed index are refused with FormatError.
+#include "../../src/mat/impls/bellpack/host.hpp"
+#include "../../src/mat/impls/cmrs/host.hpp"
+#include "../../src/mat/impls/sellp/host.hpp"
+#include "../common/check.hpp"
+#include "../common/matrices.hpp"
+
+#include <functional>
+#include <limits>
+#include <sstream>
+
+using namespace gpumats;
+using testmat::Csr;
+
+namespace {
+
+std::string describe(const cmrs::Params &p)
+{
+  return "height=" + std::to_string(p.height) + " sort=" + std::to_string(p.sort_columns) + " pad=" + std::to_string(p.pad_multiple);
+}
+std::string describe(const sellp::Params &p)
+{
+  return "b=" + std::to_string(p.slice_height) + " t=" + std::to_string(p.threads_per_row) + " sigma=" + std::to_string(p.sigma);
+}
+std::string describe(const bellpack::Params &p)
+{
+  return "r=" + std::to_string(p.r) + " c=" + std::to_string(p.c) + " R=" + std::to_string(p.partition_rows);
+}
+
+std::vector<cmrs::Params> cmrs_sweep()
+{
+  std::vector<cmrs::Params> v;
+  for (int h = 1; h <= 16; ++h)
+    for (bool sort : {false, true})
+      for (int pad : {1, 32}) v.push_back({h, sort, pad});
+  return v;
+}
+std::vector<sellp::Params> sellp_sweep()
+{
+  std::vector<sellp::Params> v;
+  for (int b : {1, 2, 4, 8, 32, 128, 1024})
+    for (int t : {1, 2, 4, 8, 16, 32})
+      if (b * t <= 1024)
+        for (int sigma : {1, b, 4 * b}) v.push_back({b, t, sigma});
+  return v;
+}
+std::vector<bellpack::Params> bellpack_sweep(bool full)
+{
+  std::vector<bellpack::Params> v;
+  for (int r = 1; r <= 8; ++r)
+    for (int c = 1; c <= 8; ++c)
+      for (int R : {1, 32, 1024})
+        if (full || R == 32) v.push_back({r, c, R});
+  return v;
+}
+
+// Runs every check of one (format, matrix, parameters); returns false with a reason on the first failure.
+template <class V, class Fmt, class P>
+bool check_case(const Fmt &fmt, const Csr<V> &A, const P &p, bool exact_padding, std::string &why)
+{
+  auto M = fmt.build(A, p);
+  {
+    Csr<V> B = fmt.to_csr(M);
+    if (!testmat::equal(A, B, why)) return why = "round trip: " + why, false;
+  }
+  const Footprint f = fmt.footprint(M);
+  if (f.nnz != A.nnz() || f.stored < f.nnz || f.rows != A.nrows || f.cols != A.ncols) return why = "inconsistent footprint", false;
+
+  const std::vector<V> x  = testmat::random_vector<V>(A.ncols, 99);
+  const std::vector<V> y0 = testmat::random_vector<V>(A.nrows, 7);
+  std::vector<long double> ref, mag;
+  struct Case {
+    const char *name;
+    double      alpha, beta;
+    bool        separate_out;
+  };
+  for (const Case &c : {Case{"y=Ax", 1, 0, false}, Case{"y=aAx+by", 2.5, -0.5, false}, Case{"z=y+Ax", 1, 1, true}}) {
+    std::vector<V> in = y0, out(std::size_t(A.nrows), std::numeric_limits<V>::quiet_NaN());
+    if (!c.separate_out && c.beta != 0) out = y0; // y = a A x + b y works in place
+    Epilogue<V> ep{V(c.alpha), V(c.beta), c.separate_out ? in.data() : out.data(), out.data()};
+    fmt.spmv(M, x.data(), ep);
+    testmat::reference_spmv(A, x, c.alpha, c.beta, y0, ref, mag);
+    if (!testmat::close(A, out, ref, mag, why)) return why = std::string(c.name) + ": " + why, false;
+  }
+  if (exact_padding && A.ncols > 0) {
+    // Inf in one column of x: rows not referencing that column must stay finite
+    std::vector<V> xi = x;
+    xi[std::size_t(A.ncols / 2)] = std::numeric_limits<V>::infinity();
+    std::vector<V> out(std::size_t(A.nrows));
+    fmt.spmv(M, xi.data(), Epilogue<V>{V(1), V(0), nullptr, out.data()});
+    testmat::reference_spmv(A, xi, 1, 0, y0, ref, mag);
+    if (!testmat::close(A, out, ref, mag, why)) return why = "Inf in x leaks through padding: " + why, false;
+  }
+  return true;
+}
+
+template <class V, class Fmt, class P>
+void run_format(const char *name, const Fmt &fmt, const std::vector<P> &sweep, const std::vector<testmat::Named> &mats, bool exact_padding,
+                const char *vname)
+{
+  for (const auto &m : mats) {
+    const Csr<V> A = testmat::cast<V>(m.A);
+    std::string  why;
+    bool         ok = true;
+    for (const P &p : sweep) {
+      try {
+        if (!check_case(fmt, A, p, exact_padding, why)) {
+          why = describe(p) + ": " + why;
+          ok  = false;
+          break;
+        }
+      } catch (const std::exception &e) {
+        why = describe(p) + ": unexpected exception: " + e.what();
+        ok  = false;
+        break;
+      }
+    }
+    check::record(ok, std::string(name) + "/" + vname + "/" + m.name, why);
+  }
+}
+
+template <class M_, class P_, class V>
+struct FormatOps {
+  std::function<M_(const Csr<V> &, const P_ &)> build;
+  std::function<Csr<V>(const M_ &)>             to_csr;
+  std::function<void(const M_ &, const V *, const Epilogue<V> &)> spmv;
+  std::function<Footprint(const M_ &)>                            footprint;
+};
+
+template <class V>
+void run_all(const char *vname)
+{
+  const auto mats = testmat::edge_cases();
+  using CM        = cmrs::Matrix<V>;
+  using SM        = sellp::Matrix<V>;
+  using BM        = bellpack::Matrix<V>;
+  FormatOps<CM, cmrs::Params, V> c{[](const Csr<V> &A, const cmrs::Params &p) { return cmrs::from_csr(A.view(), p); },
+                                   [](const CM &M) { return cmrs::to_csr(M); }, [](const CM &M, const V *x, const Epilogue<V> &e) { cmrs::spmv(M, x, e); },
+                                   [](const CM &M) { return cmrs::footprint(M); }};
+  FormatOps<SM, sellp::Params, V> s{[](const Csr<V> &A, const sellp::Params &p) { return sellp::from_csr(A.view(), p); },
+                                    [](const SM &M) { return sellp::to_csr(M); }, [](const SM &M, const V *x, const Epilogue<V> &e) { sellp::spmv(M, x, e); },
+                                    [](const SM &M) { return sellp::footprint(M); }};
+  FormatOps<BM, bellpack::Params, V> b{[](const Csr<V> &A, const bellpack::Params &p) { return bellpack::from_csr(A.view(), p); },
+                                       [](const BM &M) { return bellpack::to_csr(M); },
+                                       [](const BM &M, const V *x, const Epilogue<V> &e) { bellpack::spmv(M, x, e); },
+                                       [](const BM &M) { return bellpack::footprint(M); }};
+  run_format<V>("cmrs", c, cmrs_sweep(), mats, true, vname);
+  run_format<V>("sellp", s, sellp_sweep(), mats, true, vname);
+  // block fill multiplies x entries by explicit zeros, so an Inf in x may reach a neighbour row
+  run_format<V>("bellpack", b, bellpack_sweep(std::is_same<V, double>::value), mats, false, vname);
+}
+
+template <class F>
+void expect_error(const std::string &name, F f, const std::string &must_mention)
+{
+  try {
+    f();
+    check::record(false, name, "no error raised");
+  } catch (const FormatError &e) {
+    const std::string msg = e.what();
+    check::record(msg.find(must_mention) != std::string::npos, name, "message lacks '" + must_mention + "': " + msg);
+  }
+}
+
+void bad_input()
+{
+  const Csr<double> A = testmat::random_matrix(10, 10, 3, 0, 1);
+  expect_error("cmrs/height-0", [&] { cmrs::from_csr(A.view(), cmrs::Params{0, true, 1}); }, "1..16");
+  expect_error("cmrs/height-17", [&] { cmrs::from_csr(A.view(), cmrs::Params{17, true, 1}); }, "1..16");
+  expect_error("cmrs/pad-3", [&] { cmrs::from_csr(A.view(), cmrs::Params{8, true, 3}); }, "power of two");
+  expect_error("sellp/b-0", [&] { sellp::from_csr(A.view(), sellp::Params{0, 1, 1}); }, "slice height");
+  expect_error("sellp/b-3", [&] { sellp::from_csr(A.view(), sellp::Params{3, 1, 1}); }, "power of two");
+  expect_error("sellp/t-64", [&] { sellp::from_csr(A.view(), sellp::Params{8, 64, 1}); }, "1..32");
+  expect_error("sellp/bt-2048", [&] { sellp::from_csr(A.view(), sellp::Params{128, 16, 1}); }, "1024");
+  expect_error("sellp/sigma-not-multiple", [&] { sellp::from_csr(A.view(), sellp::Params{8, 2, 12}); }, "multiple");
+  expect_error("bellpack/r-0", [&] { bellpack::from_csr(A.view(), bellpack::Params{0, 1, 32}); }, "1..8");
+  expect_error("bellpack/c-9", [&] { bellpack::from_csr(A.view(), bellpack::Params{1, 9, 32}); }, "1..8");
+  expect_error("bellpack/R-48", [&] { bellpack::from_csr(A.view(), bellpack::Params{2, 2, 48}); }, "power of two");
+
+  // a block 2^28 columns wide cannot be packed with a 4-bit row_in_strip; no big arrays needed
+  const std::int32_t rp[2] = {0, 1};
+  const std::int32_t ci[1] = {(1 << 28) - 1};
+  const double       va[1] = {1.0};
+  CsrView<double, std::int32_t> wide{1, std::int64_t(1) << 28, rp, ci, va};
+  expect_error("cmrs/too-wide-for-28-bit-columns", [&] { cmrs::from_csr(wide, cmrs::Params{}); }, "28-bit");
+  // the other formats take it
+  bool ok = true;
+  try {
+    auto S = sellp::from_csr(wide, sellp::Params{});
+    ok     = S.nnz == 1;
+  } catch (...) {
+    ok = false;
+  }
+  check::record(ok, "sellp/accepts-2^28-columns");
+
+  const std::int32_t badc[1] = {12};
+  CsrView<double, std::int32_t> oob{1, 10, rp, badc, va};
+  expect_error("cmrs/column-out-of-range", [&] { cmrs::from_csr(oob, cmrs::Params{}); }, "out of range");
+  expect_error("sellp/column-out-of-range", [&] { sellp::from_csr(oob, sellp::Params{}); }, "out of range");
+  expect_error("bellpack/column-out-of-range", [&] { bellpack::from_csr(oob, bellpack::Params{}); }, "out of range");
+
+  // 64-bit CSR indices are read, as PETSc built with --with-64-bit-indices hands them over
+  const std::int64_t rp64[3] = {0, 2, 3}, ci64[3] = {0, 2, 1};
+  const double       v64[3]  = {1, 2, 3};
+  CsrView<double, std::int64_t> A64{2, 3, rp64, ci64, v64};
+  auto                          C = cmrs::to_csr(cmrs::from_csr(A64, cmrs::Params{2, true, 32}));
+  check::record(C.row_ptr == std::vector<std::int32_t>{0, 2, 3} && C.col_ind == std::vector<std::int32_t>{0, 2, 1}, "cmrs/64-bit-csr-input");
+}
+
+void footprint_values()
+{
+  // the paper's 5x5 example with height 2: StripPtr = [0 4 9 10] and no padding
+  Csr<double> M;
+  M.nrows = M.ncols = 5;
+  M.row_ptr         = {0, 2, 4, 6, 9, 10};
+  M.col_ind         = {0, 3, 1, 4, 2, 4, 2, 3, 4, 4};
+  M.val             = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  auto C            = cmrs::from_csr(M.view(), cmrs::Params{2, true, 1});
+  check::record(C.strip_ptr == std::vector<std::int32_t>{0, 4, 9, 10}, "cmrs/paper-example-strip-ptr");
+  // sorted by column inside strips: the paper's reordered Val = [1 3 2 4 5 7 8 6 9 10]
+  check::record(C.val == std::vector<double>{1, 3, 2, 4, 5, 7, 8, 6, 9, 10}, "cmrs/paper-example-reordered-values");
+  check::record(cmrs::footprint(C).total_bytes() == 10 * 12 + 4 * 4, "cmrs/paper-example-bytes");
+  auto P = cmrs::from_csr(M.view(), cmrs::Params{16, true, 32});
+  check::record(P.stored() == 32 && P.strip_nnz[0] == 10, "cmrs/modified-layout-pads-to-32");
+
+  // SELL-P with b = 2, t = 2: slice widths round up to even lengths
+  auto S = sellp::from_csr(M.view(), sellp::Params{2, 2, 1});
+  check::record(S.slice_ptr == std::vector<std::int32_t>{0, 4, 12, 16}, "sellp/slice-widths-multiple-of-t");
+  // sigma = 2 sorts rows 2,3 (lengths 2,3) into 3,2
+  auto S2 = sellp::from_csr(M.view(), sellp::Params{2, 1, 2});
+  check::record(S2.row_perm == std::vector<std::int32_t>{0, 1, 3, 2, 4}, "sellp/sigma-sorts-longest-first");
+
+  // BELLPACK 2x2: block rows {0,1},{2,3},{4}: blocks 3, 2, 1 -> already sorted
+  auto B = bellpack::from_csr(M.view(), bellpack::Params{2, 2, 2});
+  check::record(B.blocks == 6 && B.row_perm == std::vector<std::int32_t>{0, 1, 2}, "bellpack/block-count-and-order");
+  check::record(std::abs(bellpack::block_fill(M.view(), 2, 2) - 24.0 / 10.0) < 1e-12, "bellpack/fill-ratio");
+}
+
+} // namespace
+
+int main()
+{
+  run_all<double>("double");
+  run_all<float>("float");
+  bad_input();
+  footprint_values();
+  return check::finish();
+}
