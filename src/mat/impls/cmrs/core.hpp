@@ -26,9 +26,9 @@ constexpr std::uint32_t kRowMask   = kMaxHeight - 1;
 constexpr std::uint32_t kPadWord   = 0xFFFFFFFFu;             // padding entry: no column, contributes nothing
 constexpr std::int64_t  kMaxCols   = (std::int64_t(1) << 28) - 1; // column 2^28-1 is reserved for kPadWord
 
-inline std::uint32_t pack(std::uint32_t col, std::uint32_t row_in_strip) { return (col << kRowBits) | row_in_strip; }
-inline std::uint32_t column_of(std::uint32_t w) { return w >> kRowBits; }
-inline std::uint32_t row_in_strip_of(std::uint32_t w) { return w & kRowMask; }
+GPUMATS_HD inline std::uint32_t pack(std::uint32_t col, std::uint32_t row_in_strip) { return (col << kRowBits) | row_in_strip; }
+GPUMATS_HD inline std::uint32_t column_of(std::uint32_t w) { return w >> kRowBits; }
+GPUMATS_HD inline std::uint32_t row_in_strip_of(std::uint32_t w) { return w & kRowMask; }
 
 struct Params {
   int  height       = 8;    // rows per strip, 1..16

@@ -8,6 +8,13 @@
 #include <string>
 #include <vector>
 
+// Small helpers of the core that the CUDA kernels call too (packing and unpacking of indices).
+#if defined(__CUDACC__)
+  #define GPUMATS_HD __host__ __device__
+#else
+  #define GPUMATS_HD
+#endif
+
 namespace gpumats {
 
 // Thrown by conversions when a matrix cannot be represented (too wide for a packed index,

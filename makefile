@@ -1,0 +1,103 @@
+# petsc-gpumats: PETSc plug-in with the CMRS, SELL-P and BELLPACK GPU matrix formats.
+#
+#   make run     install missing packages, build, solve the built-in problem with every format
+#   make test    install missing packages, build, run the test suite (no GPU needed)
+#   make gpu-test   on a machine with an NVIDIA GPU: the GPU suite (tests/gpu/run.sh)
+#   make lib     build lib/libpetscgpumats.so only
+#
+# PETSc comes from PETSC_DIR/PETSC_ARCH (default: Debian's /usr/lib/petsc); its compilers and
+# flags are used. CUDA sources are compiled with nvcc from CUDA_DIR for CUDA_ARCH into the same
+# library whenever nvcc exists, so every kernel is compiled even on machines without a GPU.
+
+PETSC_DIR ?= /usr/lib/petsc
+PETSC_ARCH ?=
+CUDA_DIR ?= /usr/local/cuda
+CUDA_ARCH ?= 90
+
+PETSCVARS := $(wildcard $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/petscvariables)
+ifneq ($(PETSCVARS),)
+include $(PETSCVARS)
+endif
+
+NVCC := $(wildcard $(CUDA_DIR)/bin/nvcc)
+GPUMATS_CUDA ?= $(if $(NVCC),1,0)
+
+LIB := lib/libpetscgpumats.so
+OBJDIR := build/obj
+BINDIR := build/bin
+
+GLUE_SRC := $(wildcard src/mat/impls/common/*.cxx src/mat/impls/cmrs/*.cxx src/mat/impls/sellp/*.cxx src/mat/impls/bellpack/*.cxx)
+CUDA_SRC := $(wildcard src/mat/impls/common/cuda/*.cu src/mat/impls/cmrs/*.cu src/mat/impls/sellp/*.cu src/mat/impls/bellpack/*.cu)
+GLUE_OBJ := $(patsubst src/%.cxx,$(OBJDIR)/%.o,$(GLUE_SRC))
+CUDA_OBJ := $(if $(filter 1,$(GPUMATS_CUDA)),$(patsubst src/%.cu,$(OBJDIR)/%.o,$(CUDA_SRC)))
+
+# C++17 for the glue (PETSc's own CXX_FLAGS may ask for an older standard; the later flag wins)
+GPUMATS_CXXFLAGS := $(CXX_FLAGS) -std=c++17 -O2 -Wall -Wextra -Wno-unused-parameter -fPIC -Iinclude $(PETSC_CC_INCLUDES) -DGPUMATS_HAVE_CUDA=$(GPUMATS_CUDA)
+NVCCFLAGS := -std=c++17 -O3 -arch=sm_$(CUDA_ARCH) -ccbin $(firstword $(CXX) g++) -Xcompiler -fPIC --expt-relaxed-constexpr
+comma := ,
+CUDA_LDFLAGS := $(if $(CUDA_OBJ),-L$(CUDA_DIR)/lib64 -Wl$(comma)-rpath$(comma)$(CUDA_DIR)/lib64 -lcudart)
+
+.PHONY: all lib deps run test gpu-test examples tests bench clean check-petsc petsc-cuda
+
+all: lib examples
+
+deps:
+	@bash config/install-deps.sh
+
+check-petsc:
+	@test -n "$(PETSCVARS)" || { echo "petsc-gpumats: no PETSc at PETSC_DIR=$(PETSC_DIR) PETSC_ARCH=$(PETSC_ARCH) (run 'make deps' or set PETSC_DIR/PETSC_ARCH)"; exit 1; }
+
+lib: check-petsc $(LIB)
+
+$(LIB): $(GLUE_OBJ) $(CUDA_OBJ)
+	@mkdir -p lib
+	$(CXX) -shared -o $@ $^ $(CUDA_LDFLAGS) $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib
+
+$(OBJDIR)/%.o: src/%.cxx $(wildcard include/*.h src/mat/impls/*/*.hpp src/mat/impls/common/*/*.hpp)
+	@mkdir -p $(dir $@)
+	$(CXX) $(GPUMATS_CXXFLAGS) -c $< -o $@
+
+$(OBJDIR)/%.o: src/%.cu $(wildcard src/mat/impls/*/*.hpp src/mat/impls/common/*/*.hpp src/mat/impls/common/*/*.cuh)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+# ---- examples and tests -------------------------------------------------------------
+EXAMPLE_CFLAGS := $(CC_FLAGS) -O2 -Wall -Iinclude $(PETSC_CC_INCLUDES)
+EXAMPLE_LIBS := -Llib -Wl,-rpath,$(CURDIR)/lib -lpetscgpumats $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib
+
+examples: lib $(BINDIR)/solve
+
+$(BINDIR)/solve: examples/solve.c include/petscgpumats.h $(LIB)
+	@mkdir -p $(BINDIR)
+	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< $(EXAMPLE_LIBS) -lm
+
+TEST_C := $(wildcard tests/petsc/*.c)
+TEST_BIN := $(patsubst tests/petsc/%.c,$(BINDIR)/%,$(TEST_C)) $(BINDIR)/test_formats
+
+tests: examples $(TEST_BIN)
+
+$(BINDIR)/%: tests/petsc/%.c include/petscgpumats.h $(LIB)
+	@mkdir -p $(BINDIR)
+	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< $(EXAMPLE_LIBS) -lm
+
+$(BINDIR)/test_formats: tests/core/test_formats.cpp $(wildcard tests/common/*.hpp src/mat/impls/*/*.hpp src/mat/impls/common/core/*.hpp)
+	@mkdir -p $(BINDIR)
+	g++ -std=c++17 -O2 -Wall -o $@ $<
+
+# The top-level commands install what is missing first, then re-read PETSc's variables.
+run: deps
+	@$(MAKE) --no-print-directory examples
+	@bash examples/run.sh
+
+test: deps
+	@$(MAKE) --no-print-directory tests
+	@bash tests/run.sh
+
+gpu-test:
+	@bash tests/gpu/run.sh
+
+petsc-cuda:
+	@bash config/build-petsc-cuda.sh
+
+clean:
+	rm -rf build lib

@@ -1,0 +1,68 @@
+// BELLPACK in the PETSc glue: options, defaults and the bridge to the core and the CUDA layer.
+#include "../common/operator.hpp"
+#include "host.hpp"
+#if GPUMATS_HAVE_CUDA
+  #include "device.hpp"
+#endif
+
+namespace gpumats {
+namespace {
+
+struct BellpackTraits {
+  struct Params {
+    bellpack::Params core;
+    bool             block_set = false; // false: take the block size of the Mat (MatSetBlockSize, DMDA dof)
+  };
+  using Matrix = bellpack::Matrix<Scalar>;
+
+  static PetscErrorCode options(OptionItems PetscOptionsObject, MPI_Comm comm, Params &p, PetscBool *changed)
+  {
+    PetscInt  rc[2] = {p.core.r, p.core.c}, n = 2, R = p.core.partition_rows;
+    PetscBool set_rc, set_R;
+
+    PetscFunctionBegin;
+    PetscCall(PetscOptionsIntArray("-mat_bellpack_block_size", "Dense block size r,c (1-8 each; one value for square blocks); default: the matrix block size",
+                                   "MATBELLPACK", rc, &n, &set_rc));
+    PetscCall(PetscOptionsInt("-mat_bellpack_partition_rows", "Block rows per ELLPACK partition R (threads per CUDA block): a power of two, 1-1024",
+                              "MATBELLPACK", R, &R, &set_R));
+    if (set_rc && n == 1) rc[1] = rc[0];
+    PetscCheck(!set_rc || (n >= 1 && n <= 2), comm, PETSC_ERR_ARG_SIZ, "-mat_bellpack_block_size takes r,c or a single size, not %" PetscInt_FMT " values", n);
+    PetscCheck(!set_rc || (rc[0] >= 1 && rc[0] <= bellpack::kMaxBlock && rc[1] >= 1 && rc[1] <= bellpack::kMaxBlock), comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "-mat_bellpack_block_size %" PetscInt_FMT ",%" PetscInt_FMT " is out of range: r and c must each be 1 to 8", rc[0], rc[1]);
+    PetscCheck(R >= 1 && R <= 1024 && !(R & (R - 1)), comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "-mat_bellpack_partition_rows %" PetscInt_FMT " is invalid: use a power of two from 1 to 1024", R);
+    Params q = p;
+    if (set_rc) q.core.r = int(rc[0]), q.core.c = int(rc[1]), q.block_set = true;
+    q.core.partition_rows = int(R);
+    *changed = (q.core.r != p.core.r || q.core.c != p.core.c || q.core.partition_rows != p.core.partition_rows || q.block_set != p.block_set) ? PETSC_TRUE
+                                                                                                                                              : PETSC_FALSE;
+    p = q;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  static Params resolve(const Params &p, const CsrIn &, PetscInt bs)
+  {
+    Params q = p;
+    if (!q.block_set) q.core.r = q.core.c = (bs >= 1 && bs <= bellpack::kMaxBlock) ? int(bs) : 1;
+    return q;
+  }
+  static Matrix    from_csr(const CsrIn &A, const Params &p) { return bellpack::from_csr(A, p.core); }
+  static void      spmv(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { bellpack::spmv(M, x, ep); }
+  static Footprint footprint(const Matrix &M) { return bellpack::footprint(M); }
+#if GPUMATS_HAVE_CUDA
+  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p)
+  {
+    return bellpack::to_device(bellpack::from_csr(A, p.core));
+  }
+#endif
+  static std::string describe(const Params &p)
+  {
+    return "block size " + std::to_string(p.core.r) + "x" + std::to_string(p.core.c) + (p.block_set ? "" : " (from the matrix block size)") +
+           ", partitions of " + std::to_string(p.core.partition_rows) + " block rows";
+  }
+};
+
+} // namespace
+
+FormatInfo bellpack_info = {"bellpack", "BELLPACK", make_operator<BellpackTraits>, 0, 0};
+
+} // namespace gpumats

@@ -1,0 +1,231 @@
+// CMRS on the GPU: device storage, conversion from CSR on the device, and the SpMV kernel.
+//
+// Kernel: a warp per strip (the paper's Algorithm 1). Each lane walks the strip with stride 32 and
+// adds v*x[col] into the accumulator of the entry's row_in_strip. The paper keeps those
+// accumulators in a height x 32 shared-memory buffer (or MODULO x height with the modified
+// layout); on sm_90 they live in registers, selected by an unrolled compare, and the height sums
+// are formed by a transposing warp-shuffle reduction (height-1+5-log2(height) shuffles) instead
+// of the shared-memory fan-in. Registers have no bank conflicts and need no MODULO arrangement of
+// the entries, so the modified layout here is: height 16 with each strip padded to a multiple of
+// 32 entries, which makes every warp load aligned and complete.
+#include "../common/cuda/blocks.cuh"
+#include "../common/cuda/check.cuh"
+#include "device.hpp"
+
+#include <cub/device/device_segmented_sort.cuh>
+
+namespace gpumats {
+namespace cmrs {
+
+using cuda::Buffer;
+using cuda::Epilogue;
+using cuda::LoadPolicy;
+
+namespace {
+
+constexpr int kBlock = 256; // 8 warps, 8 strips per block
+
+template <class V, int H, LoadPolicy P>
+__global__ __launch_bounds__(kBlock) void spmv_kernel(std::int64_t nstrips, std::int64_t nrows, const std::int32_t *__restrict__ strip_ptr,
+                                                      const std::uint32_t *__restrict__ col, const V *__restrict__ val, const V *__restrict__ x,
+                                                      Epilogue<V> ep)
+{
+  constexpr int      L    = cuda::NextPow2<H>::value;
+  const int          lane = threadIdx.x % cuda::kWarp;
+  const std::int64_t s    = (std::int64_t(blockIdx.x) * kBlock + threadIdx.x) / cuda::kWarp;
+  if (s >= nstrips) return; // warp-uniform: the whole warp leaves together
+
+  V acc[L];
+#pragma unroll
+  for (int k = 0; k < L; ++k) acc[k] = V(0);
+  const std::int32_t j1 = strip_ptr[s + 1];
+  for (std::int32_t j = strip_ptr[s] + lane; j < j1; j += cuda::kWarp) {
+    const std::uint32_t w = cuda::load_matrix<P>(col + j);
+    const V             a = cuda::load_matrix<P>(val + j);
+    if (w != kPadWord) {
+      const V   prod = a * cuda::load_x(x, column_of(w));
+      const int r    = int(row_in_strip_of(w));
+#pragma unroll
+      for (int k = 0; k < H; ++k)
+        if (r == k) acc[k] += prod;
+    }
+  }
+  const V       sum   = cuda::TransposeReduce<L>::run(acc, lane);
+  constexpr int shift = 5 - cuda::Log2<L>::value; // lane l holds row (l >> shift)
+  const int     r     = lane >> shift;
+  if ((lane & ((1 << shift) - 1)) == 0 && r < H) {
+    const std::int64_t row = s * H + r;
+    if (row < nrows) cuda::apply(ep, row, sum);
+  }
+}
+
+template <class V, int H>
+void launch(LoadPolicy p, std::int64_t nstrips, std::int64_t nrows, const std::int32_t *sp, const std::uint32_t *col, const V *val, const V *x,
+            const Epilogue<V> &ep, cudaStream_t stream)
+{
+  const std::int64_t blocks = (nstrips * cuda::kWarp + kBlock - 1) / kBlock;
+  if (p == LoadPolicy::kStream) spmv_kernel<V, H, LoadPolicy::kStream><<<unsigned(blocks), kBlock, 0, stream>>>(nstrips, nrows, sp, col, val, x, ep);
+  else spmv_kernel<V, H, LoadPolicy::kDefault><<<unsigned(blocks), kBlock, 0, stream>>>(nstrips, nrows, sp, col, val, x, ep);
+  cuda::check_launch("CMRS SpMV kernel");
+}
+
+template <class V, int... Hs>
+void dispatch(int h, std::integer_sequence<int, Hs...>, LoadPolicy p, std::int64_t nstrips, std::int64_t nrows, const std::int32_t *sp,
+              const std::uint32_t *col, const V *val, const V *x, const Epilogue<V> &ep, cudaStream_t stream)
+{
+  // one instantiation per height 1..16, chosen at run time
+  ((h == Hs + 1 ? launch<V, Hs + 1>(p, nstrips, nrows, sp, col, val, x, ep, stream) : void()), ...);
+}
+
+template <class V>
+class DeviceMatrix final : public cuda::Operator<V> {
+public:
+  Params                    params;
+  std::int64_t              nrows = 0, ncols = 0, nnz = 0, nstrips = 0;
+  std::vector<std::int32_t> strip_nnz; // host copy, only for download()
+  Buffer                    strip_ptr, col, val;
+
+  void spmv(const V *x, const Epilogue<V> &ep, void *stream) const override
+  {
+    if (!nrows) return;
+    dispatch<V>(params.height, std::make_integer_sequence<int, kMaxHeight>{}, this->load_policy, nstrips, nrows, strip_ptr.as<std::int32_t>(),
+                col.as<std::uint32_t>(), val.as<V>(), x, ep, static_cast<cudaStream_t>(stream));
+  }
+  std::size_t bytes() const override { return strip_ptr.bytes() + col.bytes() + val.bytes(); }
+};
+
+// One thread per row: writes the row's entries, packed, at their place in the (padded) strip.
+template <class V, class I>
+__global__ void pack_kernel(std::int64_t nrows, int height, const I *__restrict__ row_ptr, const I *__restrict__ col_in, const V *__restrict__ val_in,
+                            const std::int32_t *__restrict__ strip_ptr, std::uint32_t *__restrict__ col_out, V *__restrict__ val_out)
+{
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= nrows) return;
+  const std::int64_t s = i / height, first = row_ptr[s * height];
+  const std::int64_t dst = strip_ptr[s] + (row_ptr[i] - first);
+  const std::uint32_t r  = std::uint32_t(i - s * height);
+  for (I j = row_ptr[i]; j < row_ptr[i + 1]; ++j) {
+    col_out[dst + (j - row_ptr[i])] = pack(std::uint32_t(col_in[j - row_ptr[0]]), r);
+    val_out[dst + (j - row_ptr[i])] = val_in[j - row_ptr[0]];
+  }
+}
+
+} // namespace
+
+template <class V>
+std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
+{
+  auto D       = std::make_unique<DeviceMatrix<V>>();
+  D->params    = M.params;
+  D->nrows     = M.nrows;
+  D->ncols     = M.ncols;
+  D->nnz       = M.nnz;
+  D->nstrips   = M.strips();
+  D->strip_nnz = M.strip_nnz;
+  D->strip_ptr = cuda::upload(M.strip_ptr.data(), M.strip_ptr.size());
+  D->col       = cuda::upload(M.col_ind.data(), M.col_ind.size());
+  D->val       = cuda::upload(M.val.data(), M.val.size());
+  D->footprint = footprint(M);
+  return D;
+}
+
+template <class V, class I>
+std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p)
+{
+  check_params(p);
+  if (A.ncols > kMaxCols)
+    throw FormatError("CMRS: " + std::to_string(A.ncols) + " columns in a local block exceed the 28-bit packed column index (at most " +
+                      std::to_string(kMaxCols) + "); use more MPI ranks, or the sellpcuda or bellpackcuda type");
+  if (A.nrows > std::numeric_limits<std::int32_t>::max() || A.ncols > std::numeric_limits<std::int32_t>::max())
+    throw FormatError("CMRS: local block too large for 32-bit indices; use more MPI ranks");
+  auto               D = std::make_unique<DeviceMatrix<V>>();
+  const std::int64_t h = p.height, ns = (A.nrows + h - 1) / h, pad = p.pad_multiple, nnz = A.nnz();
+  D->params            = p;
+  D->nrows             = A.nrows;
+  D->ncols             = A.ncols;
+  D->nnz               = nnz;
+  D->nstrips           = ns;
+  // strip offsets from row_ptr on the host: O(rows/height), the only host pass over the matrix
+  std::vector<std::int32_t> sp(ns + 1, 0);
+  D->strip_nnz.resize(ns);
+  for (std::int64_t s = 0; s < ns; ++s) {
+    const std::int64_t n = A.row_begin(std::min(A.nrows, (s + 1) * h)) - A.row_begin(s * h);
+    D->strip_nnz[s]      = std::int32_t(n);
+    sp[s + 1]            = checked_offset(sp[s] + (n + pad - 1) / pad * pad, "CMRS");
+  }
+  const std::int64_t stored = sp[ns];
+  D->strip_ptr              = cuda::upload(sp.data(), sp.size());
+  D->col.resize(stored * sizeof(std::uint32_t));
+  D->val.resize(stored * sizeof(V));
+  if (stored) {
+    cuda::check(cudaMemset(D->col.get(), 0xFF, stored * sizeof(std::uint32_t)), "cudaMemset"); // kPadWord everywhere first
+    cuda::check(cudaMemset(D->val.get(), 0, stored * sizeof(V)), "cudaMemset");
+  }
+  if (nnz) {
+    Buffer rp = cuda::upload(A.row_ptr, std::size_t(A.nrows + 1));
+    Buffer ci = cuda::upload(A.col_ind + A.row_ptr[0], std::size_t(nnz));
+    Buffer va = cuda::upload(A.val + A.row_ptr[0], std::size_t(nnz));
+    pack_kernel<V, I><<<unsigned((A.nrows + 255) / 256), 256>>>(A.nrows, int(h), rp.as<I>(), ci.as<I>(), va.as<V>(), D->strip_ptr.template as<std::int32_t>(),
+                                                               D->col.template as<std::uint32_t>(), D->val.template as<V>());
+    cuda::check_launch("CMRS pack kernel");
+    if (p.sort_columns) {
+      // stable sort of each strip by packed word = by column, then row: the host's order exactly
+      // (padding words are all ones and stay at the end)
+      Buffer      keys(stored * sizeof(std::uint32_t)), vals(stored * sizeof(V)), tmp;
+      std::size_t tmp_bytes = 0;
+      const auto *off       = D->strip_ptr.template as<std::int32_t>();
+      cuda::check(cub::DeviceSegmentedSort::StableSortPairs(nullptr, tmp_bytes, D->col.template as<std::uint32_t>(), keys.as<std::uint32_t>(),
+                                                            D->val.template as<V>(), vals.as<V>(), stored, ns, off, off + 1),
+                  "cub::DeviceSegmentedSort");
+      tmp.resize(std::max<std::size_t>(tmp_bytes, 1));
+      cuda::check(cub::DeviceSegmentedSort::StableSortPairs(tmp.get(), tmp_bytes, D->col.template as<std::uint32_t>(), keys.as<std::uint32_t>(),
+                                                            D->val.template as<V>(), vals.as<V>(), stored, ns, off, off + 1),
+                  "cub::DeviceSegmentedSort");
+      D->col = std::move(keys);
+      D->val = std::move(vals);
+    }
+  }
+  cuda::synchronize(nullptr);
+  D->footprint.rows        = A.nrows;
+  D->footprint.cols        = A.ncols;
+  D->footprint.nnz         = nnz;
+  D->footprint.stored      = stored;
+  D->footprint.index_bytes = 4 * (stored + ns + 1);
+  D->footprint.value_bytes = std::int64_t(sizeof(V)) * stored;
+  return D;
+}
+
+template <class V>
+Matrix<V> download(const cuda::Operator<V> &op)
+{
+  const auto &D = dynamic_cast<const DeviceMatrix<V> &>(op);
+  Matrix<V>   M;
+  M.params    = D.params;
+  M.nrows     = D.nrows;
+  M.ncols     = D.ncols;
+  M.nnz       = D.nnz;
+  M.strip_nnz = D.strip_nnz;
+  M.strip_ptr.resize(D.nstrips + 1);
+  cuda::copy_to_host_sync(M.strip_ptr.data(), D.strip_ptr.get(), M.strip_ptr.size() * sizeof(std::int32_t), nullptr);
+  const std::int64_t stored = M.strip_ptr.back();
+  M.col_ind.resize(stored);
+  M.val.resize(stored);
+  if (stored) {
+    cuda::copy_to_host_sync(M.col_ind.data(), D.col.get(), stored * sizeof(std::uint32_t), nullptr);
+    cuda::copy_to_host_sync(M.val.data(), D.val.get(), stored * sizeof(V), nullptr);
+  }
+  return M;
+}
+
+#define GPUMATS_CMRS_INSTANTIATE(V)                                                                                          \
+  template std::unique_ptr<cuda::Operator<V>> to_device<V>(const Matrix<V> &);                                               \
+  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int32_t>(const CsrView<V, std::int32_t, std::int32_t> &, \
+                                                                              const Params &);                                 \
+  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int64_t>(const CsrView<V, std::int64_t, std::int64_t> &, \
+                                                                              const Params &);                                 \
+  template Matrix<V> download<V>(const cuda::Operator<V> &);
+GPUMATS_CMRS_INSTANTIATE(float)
+GPUMATS_CMRS_INSTANTIATE(double)
+
+} // namespace cmrs
+} // namespace gpumats

@@ -1,0 +1,223 @@
+// Pieces of the PETSc glue shared by the Seq and MPI types of every format.
+#include "glue.hpp"
+
+#include <cstdlib>
+
+#if PetscDefined(HAVE_CUDA)
+  #include <petscdevice.h>
+#endif
+
+namespace gpumats {
+
+FormatInfo *const *all_formats()
+{
+  static FormatInfo *const list[] = {&cmrs_info, &sellp_info, &bellpack_info, nullptr};
+  return list;
+}
+
+std::string type_name(const FormatInfo &f, const char *prefix, bool device) { return std::string(prefix) + f.name + (device ? "cuda" : ""); }
+
+PetscErrorCode CheckSupported(Mat A, const FormatInfo &f, bool device)
+{
+  MPI_Comm comm = PetscObjectComm((PetscObject)A);
+
+  PetscFunctionBegin;
+  PetscCheck(GPUMATS_SUPPORTED_SCALAR, comm, PETSC_ERR_SUP,
+             "petsc-gpumats supports real scalars only, and this PETSc is built with complex scalars; use a PETSc configured with "
+             "--with-scalar-type=real for -mat_type %s",
+             f.name);
+  if (!device) PetscFunctionReturn(PETSC_SUCCESS);
+#if !GPUMATS_HAVE_CUDA
+  SETERRQ(comm, PETSC_ERR_SUP_SYS,
+          "-mat_type %scuda needs the CUDA kernels, but this petsc-gpumats was built without CUDA (no nvcc at CUDA_DIR); rebuild it with "
+          "CUDA_DIR=/path/to/cuda, or use -mat_type %s for the host implementation",
+          f.name, f.name);
+#else
+  std::string why;
+  PetscCheck(cuda::device_count(&why) > 0, comm, PETSC_ERR_SUP_SYS,
+             "-mat_type %scuda needs an NVIDIA GPU, and CUDA finds none here (%s); run on a GPU node, or use -mat_type %s for the host implementation",
+             f.name, why.c_str(), f.name);
+  PetscCall(SelectDevice(comm));
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SelectDevice(MPI_Comm comm)
+{
+  PetscFunctionBegin;
+#if GPUMATS_HAVE_CUDA
+  #if PetscDefined(HAVE_CUDA)
+  // PETSc picks and initialises this rank's GPU; its vectors live there, so must our copies
+  PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA));
+  (void)comm;
+  #else
+  // Without a CUDA PETSc nobody else picks: one GPU per rank of a node, by node-local rank from
+  // the launcher's environment (no communication, so a single rank may call this alone).
+  static bool done = false;
+  if (!done) {
+    int         local = -1;
+    const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "PMI_LOCAL_RANK"};
+    for (const char *v : vars)
+      if (const char *s = std::getenv(v)) {
+        local = std::atoi(s);
+        break;
+      }
+    if (local < 0) {
+      PetscMPIInt rank;
+      PetscCallMPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+      local = rank;
+    }
+    PetscCall(guarded(comm, "selecting a GPU", [&] { cuda::set_device(local % cuda::device_count(nullptr)); }));
+    done = true;
+  }
+  #endif
+#else
+  (void)comm;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode CurrentStream(void **stream)
+{
+  PetscFunctionBegin;
+  *stream = nullptr; // the legacy default stream: what PETSc's vectors use unless told otherwise
+#if PetscDefined(HAVE_CUDA) && PETSC_VERSION_GE(3, 24, 0)
+  PetscDeviceContext dctx;
+  void              *handle = nullptr;
+  PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+  PetscCall(PetscDeviceContextGetStreamHandle(dctx, &handle));
+  if (handle) *stream = *static_cast<void **>(handle);
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, FormatOperator &op, OptionItems PetscOptionsObject, PetscBool *changed)
+{
+  PetscFunctionBegin;
+  const std::string head = std::string(f.title) + " options";
+  PetscOptionsHeadBegin(PetscOptionsObject, head.c_str());
+  PetscCall(op.set_from_options(PetscOptionsObject, PetscObjectComm((PetscObject)A), changed));
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size)
+{
+  const PetscInt    *ia, *ja;
+  const PetscScalar *aa;
+  PetscInt           m, n;
+  PetscBool          done;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(f.convert_event, block, 0, 0, 0));
+  PetscCall(MatGetSize(block, &m, &n));
+  PetscCall(MatGetRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ did not return the CSR of a SeqAIJ block");
+  PetscCall(MatSeqAIJGetArrayRead(block, &aa));
+  const CsrIn A{m, n, ia, ja, aa};
+  PetscErrorCode err = guarded(PETSC_COMM_SELF, device ? "converting to the GPU format" : "converting to the host format",
+                               [&] { op.build(A, block_size, device); });
+  PetscCall(MatSeqAIJRestoreArrayRead(block, &aa));
+  PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  PetscCall(err);
+  if (device) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(A.nnz() * (sizeof(PetscScalar) + sizeof(PetscInt)) + (m + 1) * sizeof(PetscInt))));
+  PetscCall(PetscLogEventEnd(f.convert_event, block, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char *what, const FormatOperator &op, bool device)
+{
+  const Footprint fp = op.footprint();
+
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "%s%s %s: %s\n", f.title, device ? " (CUDA)" : " (host)", what, op.parameters().c_str()));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  %" PetscInt64_FMT " x %" PetscInt64_FMT ", %" PetscInt64_FMT " nonzeros, %" PetscInt64_FMT
+                                           " stored entries (fill ratio %.3f), %.4g MB (CSR: %.4g MB)\n",
+                                   (PetscInt64)fp.rows, (PetscInt64)fp.cols, (PetscInt64)fp.nnz, (PetscInt64)fp.stored, fp.fill_ratio(),
+                                   fp.total_bytes() / 1e6, csr_bytes(fp.rows, fp.nnz, sizeof(PetscScalar)) / 1e6));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode VecArray::get(Vec v, Mode mode, bool device, Staging *stage, int slot, void *stream)
+{
+  PetscFunctionBegin;
+  vec_ = v, mode_ = mode, device_ = device, staged_ = false, stream_ = stream;
+  PetscCall(VecGetLocalSize(v, &n_));
+  if (!device) {
+    if (mode == kRead) PetscCall(VecGetArrayRead(v, (const PetscScalar **)&host_));
+    else if (mode == kWrite) PetscCall(VecGetArrayWrite(v, &host_));
+    else PetscCall(VecGetArray(v, &host_));
+    ptr_ = host_;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#if GPUMATS_HAVE_CUDA
+  PetscMemType mtype;
+  if (mode == kRead) PetscCall(VecGetArrayReadAndMemType(v, (const PetscScalar **)&host_, &mtype));
+  else if (mode == kWrite) PetscCall(VecGetArrayWriteAndMemType(v, &host_, &mtype));
+  else PetscCall(VecGetArrayAndMemType(v, &host_, &mtype));
+  if (PetscMemTypeDevice(mtype)) {
+    ptr_ = host_; // a VECCUDA array: the kernel works on it in place
+  } else {
+    // a host vector (a PETSc without CUDA, or a non-CUDA Vec type): stage it through the GPU
+    staged_ = true;
+    PetscCall(guarded(PETSC_COMM_SELF, "staging a vector on the GPU", [&] {
+      stage->slot[slot].resize(std::size_t(n_) * sizeof(PetscScalar));
+      if (mode != kWrite && n_) cuda::copy_to_device(stage->slot[slot].get(), host_, std::size_t(n_) * sizeof(PetscScalar), stream);
+    }));
+    if (mode != kWrite) PetscCall(PetscLogCpuToGpu((PetscLogDouble)n_ * sizeof(PetscScalar)));
+    ptr_ = stage->slot[slot].as<PetscScalar>();
+  }
+#else
+  (void)stage, (void)slot;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_PLIB, "device access without CUDA");
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode VecArray::restore()
+{
+  PetscFunctionBegin;
+  if (!vec_) PetscFunctionReturn(PETSC_SUCCESS);
+  if (device_) {
+#if GPUMATS_HAVE_CUDA
+    if (staged_ && mode_ != kRead && n_) {
+      PetscCall(guarded(PETSC_COMM_SELF, "copying a staged vector back from the GPU",
+                        [&] { cuda::copy_to_host_sync(host_, ptr_, std::size_t(n_) * sizeof(PetscScalar), stream_); }));
+      PetscCall(PetscLogGpuToCpu((PetscLogDouble)n_ * sizeof(PetscScalar)));
+    }
+    if (mode_ == kRead) PetscCall(VecRestoreArrayReadAndMemType(vec_, (const PetscScalar **)&host_));
+    else if (mode_ == kWrite) PetscCall(VecRestoreArrayWriteAndMemType(vec_, &host_));
+    else PetscCall(VecRestoreArrayAndMemType(vec_, &host_));
+#endif
+  } else {
+    if (mode_ == kRead) PetscCall(VecRestoreArrayRead(vec_, (const PetscScalar **)&host_));
+    else if (mode_ == kWrite) PetscCall(VecRestoreArrayWrite(vec_, &host_));
+    else PetscCall(VecRestoreArray(vec_, &host_));
+  }
+  vec_ = nullptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ApplyOperator(const FormatInfo &f, const FormatOperator &op, bool device, const Scalar *x, Scalar alpha, Scalar beta, const Scalar *in,
+                             Scalar *out, void *stream)
+{
+  const PetscLogDouble flops = 2.0 * (PetscLogDouble)op.footprint().nnz;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(f.spmv_event, 0, 0, 0, 0));
+  if (device) {
+#if GPUMATS_HAVE_CUDA
+    PetscCall(PetscLogGpuTimeBegin());
+    PetscCall(guarded(PETSC_COMM_SELF, "running the SpMV kernel", [&] { op.mult_device(x, cuda::Epilogue<Scalar>{alpha, beta, in, out}, stream); }));
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(PetscLogGpuFlops(flops));
+#endif
+  } else {
+    PetscCall(guarded(PETSC_COMM_SELF, "host SpMV", [&] { op.mult_host(x, Epilogue<Scalar>{alpha, beta, in, out}); }));
+    PetscCall(PetscLogFlops(flops));
+  }
+  PetscCall(PetscLogEventEnd(f.spmv_event, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace gpumats

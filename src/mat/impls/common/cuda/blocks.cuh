@@ -1,0 +1,86 @@
+// Small device building blocks shared by the kernels: matrix-stream loads with a cache policy,
+// x loads through the read-only path, the epilogue, and warp reductions. nvcc-only.
+#pragma once
+
+#include "device.hpp"
+
+#include <cuda_runtime.h>
+#include <cstdint>
+
+namespace gpumats {
+namespace cuda {
+
+constexpr int kWarp = 32;
+
+// Matrix arrays are read exactly once per SpMV: with kStream they are loaded evict-first
+// (ld.global.cs) so the cache keeps x, which is re-read by neighbouring rows.
+template <LoadPolicy P, class T>
+__device__ __forceinline__ T load_matrix(const T *p)
+{
+  if constexpr (P == LoadPolicy::kStream) return __ldcs(p);
+  else return __ldg(p);
+}
+
+template <class V>
+__device__ __forceinline__ V load_x(const V *x, std::uint32_t i)
+{
+  return __ldg(x + i);
+}
+
+template <class V>
+__device__ __forceinline__ void apply(const Epilogue<V> &ep, std::int64_t i, V acc)
+{
+  V r = ep.alpha * acc;
+  if (ep.beta != V(0)) r += ep.beta * ep.in[i];
+  ep.out[i] = r;
+}
+
+template <int N>
+struct NextPow2 {
+  static constexpr int value = N <= 1 ? 1 : 2 * NextPow2<(N + 1) / 2>::value;
+};
+template <>
+struct NextPow2<1> {
+  static constexpr int value = 1;
+};
+
+template <int N>
+struct Log2 {
+  static constexpr int value = N <= 1 ? 0 : 1 + Log2<N / 2>::value;
+};
+template <>
+struct Log2<1> {
+  static constexpr int value = 0;
+};
+
+// Reduces LEN = 2^p values per lane over a full warp with LEN-1+5-p shuffles instead of 5*LEN:
+// at each of the first p steps a lane keeps half of its values and trades the other half with its
+// partner OFF lanes away. Afterwards lane l holds the sum of value (l >> (5-p)); returns it.
+// Template recursion keeps every index a compile-time constant, so v stays in registers.
+template <int LEN, int OFF = kWarp / 2>
+struct TransposeReduce {
+  static_assert(LEN >= 1 && LEN <= kWarp && (LEN & (LEN - 1)) == 0, "LEN must be a power of two up to 32");
+  template <class V>
+  static __device__ __forceinline__ V run(V *v, int lane)
+  {
+    if constexpr (OFF == 0) {
+      return v[0];
+    } else if constexpr (LEN > 1) {
+      constexpr int half  = LEN / 2;
+      const bool    upper = lane & OFF;
+#pragma unroll
+      for (int i = 0; i < half; ++i) {
+        const V send = upper ? v[i] : v[i + half];
+        const V keep = upper ? v[i + half] : v[i];
+        v[i]         = keep + __shfl_xor_sync(0xffffffffu, send, OFF);
+      }
+      return TransposeReduce<half, OFF / 2>::run(v, lane);
+    } else {
+      v[0] += __shfl_xor_sync(0xffffffffu, v[0], OFF);
+      return TransposeReduce<1, OFF / 2>::run(v, lane);
+    }
+  }
+};
+
+} // namespace cuda
+} // namespace gpumats

@@ -1,0 +1,69 @@
+// CUDA runtime helpers behind device.hpp: device discovery, buffers, copies, error translation.
+#include "device.hpp"
+#include "check.cuh"
+
+namespace gpumats {
+namespace cuda {
+
+int device_count(std::string *why)
+{
+  int         n   = 0;
+  cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    if (why) *why = cudaGetErrorString(err);
+    cudaGetLastError(); // clear the sticky "no device" state so later queries start clean
+    return 0;
+  }
+  if (!n && why) *why = "the CUDA runtime reports no devices";
+  return n;
+}
+
+int current_device()
+{
+  int d = 0;
+  check(cudaGetDevice(&d), "cudaGetDevice");
+  return d;
+}
+
+void set_device(int device) { check(cudaSetDevice(device), "cudaSetDevice"); }
+
+void synchronize(void *stream) { check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize"); }
+
+Buffer::~Buffer()
+{
+  if (ptr_) cudaFree(ptr_); // never throws from a destructor; a failed free has nothing to recover
+}
+
+Buffer &Buffer::operator=(Buffer &&o) noexcept
+{
+  if (this != &o) {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = o.ptr_, bytes_ = o.bytes_;
+    o.ptr_ = nullptr, o.bytes_ = 0;
+  }
+  return *this;
+}
+
+void Buffer::resize(std::size_t bytes)
+{
+  if (bytes <= bytes_) return;
+  if (ptr_) check(cudaFree(ptr_), "cudaFree");
+  ptr_ = nullptr, bytes_ = 0;
+  void *p = nullptr;
+  check(cudaMalloc(&p, bytes), "cudaMalloc", bytes);
+  ptr_ = p, bytes_ = bytes;
+}
+
+void copy_to_device(void *dst, const void *src, std::size_t bytes, void *stream)
+{
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync to device");
+}
+
+void copy_to_host_sync(void *dst, const void *src, std::size_t bytes, void *stream)
+{
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync to host");
+  synchronize(stream);
+}
+
+} // namespace cuda
+} // namespace gpumats

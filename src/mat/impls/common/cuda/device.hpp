@@ -1,0 +1,94 @@
+// Interface between the PETSc glue and the CUDA layer. It names no CUDA type, so the glue compiles
+// with PETSc's C++ compiler while the kernels compile with nvcc; streams travel as void*.
+#pragma once
+
+#include "../core/csr.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace gpumats {
+namespace cuda {
+
+// A CUDA failure, with the runtime's own message. out_of_memory() tells the glue to answer with
+// PETSc's memory error instead of a generic GPU error.
+struct DeviceError : std::runtime_error {
+  DeviceError(const std::string &what, bool oom) : std::runtime_error(what), oom_(oom) {}
+  bool out_of_memory() const { return oom_; }
+
+private:
+  bool oom_;
+};
+
+// Number of usable CUDA devices; 0 when there is no GPU or no driver, with the reason in *why.
+int  device_count(std::string *why);
+int  current_device();
+void set_device(int device);
+void synchronize(void *stream);
+
+// Device memory with one owner and one free.
+class Buffer {
+public:
+  Buffer() = default;
+  explicit Buffer(std::size_t bytes) { resize(bytes); }
+  ~Buffer();
+  Buffer(const Buffer &)            = delete;
+  Buffer &operator=(const Buffer &) = delete;
+  Buffer(Buffer &&o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr, o.bytes_ = 0; }
+  Buffer &operator=(Buffer &&o) noexcept;
+
+  void        resize(std::size_t bytes); // keeps nothing; grows only
+  void       *get() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+  template <class T>
+  T *as() const
+  {
+    return static_cast<T *>(ptr_);
+  }
+
+private:
+  void       *ptr_   = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Host <-> device copies ordered on `stream`; the *_sync forms wait for completion.
+void copy_to_device(void *dst, const void *src, std::size_t bytes, void *stream);
+void copy_to_host_sync(void *dst, const void *src, std::size_t bytes, void *stream);
+
+// Uploads a host array into a fresh Buffer (synchronously: the host array may be freed after).
+template <class T>
+Buffer upload(const T *host, std::size_t n)
+{
+  Buffer b(n * sizeof(T));
+  if (n) copy_to_device(b.get(), host, n * sizeof(T), nullptr);
+  synchronize(nullptr);
+  return b;
+}
+
+// out[i] = alpha*(A x)[i] + beta*in[i] on device arrays; beta == 0 never reads in.
+template <class V>
+struct Epilogue {
+  V        alpha = 1, beta = 0;
+  const V *in    = nullptr;
+  V       *out   = nullptr;
+};
+
+// Load policy for the matrix streams (the ELLPACK paper's cache-differentiated loads): kStream
+// marks matrix arrays evict-first so that x keeps the caches; kDefault leaves caching to the hardware.
+enum class LoadPolicy { kDefault = 0, kStream = 1 };
+
+// One format copy of one matrix block, resident on the current GPU.
+template <class V>
+class Operator {
+public:
+  virtual ~Operator() = default;
+  virtual void        spmv(const V *x, const Epilogue<V> &ep, void *stream) const = 0;
+  virtual std::size_t bytes() const                                             = 0;
+  LoadPolicy          load_policy = LoadPolicy::kStream;
+  Footprint           footprint; // of the format this copy holds, as the host core counts it
+};
+
+} // namespace cuda
+} // namespace gpumats

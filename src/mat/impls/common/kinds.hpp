@@ -1,0 +1,22 @@
+// The Seq and MPI "kinds" used by the generic type templates of typeops.hpp.
+#pragma once
+
+#include "typeops.hpp"
+
+namespace gpumats {
+
+struct SeqKind {
+  static constexpr const char *prefix = "seq";
+  static constexpr const char *base   = MATSEQAIJ;
+  static PetscErrorCode        FromAIJ(Mat A, const FormatInfo &f, bool device); // A: an assembled or empty SeqAIJ
+  static PetscErrorCode        ToAIJ(Mat A);
+};
+
+struct MpiKind {
+  static constexpr const char *prefix = "mpi";
+  static constexpr const char *base   = MATMPIAIJ;
+  static PetscErrorCode        FromAIJ(Mat A, const FormatInfo &f, bool device);
+  static PetscErrorCode        ToAIJ(Mat A);
+};
+
+} // namespace gpumats

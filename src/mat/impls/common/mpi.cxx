@@ -1,0 +1,276 @@
+// The parallel types mpi<format>[cuda]: an MPIAIJ (its diagonal and off-diagonal SeqAIJ blocks stay
+// authoritative) plus a format copy of each block and our own ghost scatter. MatMult starts the
+// ghost exchange, runs the diagonal block while it is in flight, then adds the off-diagonal block.
+#include "kinds.hpp"
+
+namespace gpumats {
+
+namespace {
+
+struct BlockCopy {
+  std::unique_ptr<FormatOperator> op;
+  PetscObjectId                   id    = -1;
+  PetscObjectState                state = -1;
+};
+
+struct MpiData final : TypeData {
+  std::unique_ptr<FormatOperator> proto; // parameters shared by both blocks
+  BlockCopy                       diag, offd;
+  PetscObjectState                scatter_nz = -1; // nonzero state of A the scatter was built for
+  Vec                             ghosts     = nullptr;
+  VecScatter                      scatter    = nullptr;
+};
+
+MpiData *Mpi(Mat A) { return static_cast<MpiData *>(Data(A)); }
+
+// MatMPIAIJGetSeqAIJ insists on a type name starting with "mpiaij"; ours keep the MPIAIJ layout, so
+// ask under that name.
+PetscErrorCode GetBlocks(Mat A, Mat *Ad, Mat *Ao, const PetscInt **garray)
+{
+  const std::string name = ((PetscObject)A)->type_name;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJ));
+  PetscErrorCode err = MatMPIAIJGetSeqAIJ(A, Ad, Ao, garray);
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, name.c_str()));
+  PetscCall(err);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode UpdateBlock(Mat A, Mat block, BlockCopy &copy)
+{
+  MpiData         *d = Mpi(A);
+  PetscObjectId    id;
+  PetscObjectState state;
+  PetscInt         bs;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectGetId((PetscObject)block, &id));
+  PetscCall(PetscObjectStateGet((PetscObject)block, &state));
+  if (copy.op && id == copy.id && state == copy.state) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!copy.op) copy.op = d->proto->clone_parameters();
+  copy.id = -1;
+  PetscCall(MatGetBlockSize(A, &bs));
+  PetscCall(BuildFromSeqAIJ(block, *d->info, *copy.op, d->device, bs));
+  copy.id = id, copy.state = state;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// Ghost values of x in the order of the off-diagonal block's compact columns (garray, ascending):
+// the same layout as MPIAIJ's own scatter, built from public calls. Collective; the decision to
+// rebuild depends on A's nonzero state, which is the same on every rank.
+PetscErrorCode UpdateScatter(Mat A, Mat Ao, const PetscInt *garray)
+{
+  MpiData         *d = Mpi(A);
+  PetscObjectState nz;
+  PetscInt         nghost;
+  IS               from;
+  Vec              xtemplate;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetNonzeroState(A, &nz));
+  if (d->scatter && nz == d->scatter_nz) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(VecScatterDestroy(&d->scatter));
+  PetscCall(VecDestroy(&d->ghosts));
+  PetscCall(MatGetLocalSize(Ao, NULL, &nghost));
+  PetscCall(VecCreate(PETSC_COMM_SELF, &d->ghosts));
+  PetscCall(VecSetSizes(d->ghosts, nghost, nghost));
+#if PetscDefined(HAVE_CUDA)
+  PetscCall(VecSetType(d->ghosts, d->device ? VECSEQCUDA : VECSEQ));
+#else
+  PetscCall(VecSetType(d->ghosts, VECSEQ));
+#endif
+  PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nghost, garray, PETSC_COPY_VALUES, &from));
+  PetscCall(MatCreateVecs(A, &xtemplate, NULL));
+  PetscCall(VecScatterCreate(xtemplate, from, d->ghosts, NULL, &d->scatter));
+  PetscCall(VecDestroy(&xtemplate));
+  PetscCall(ISDestroy(&from));
+  d->scatter_nz = nz;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode Build(Mat A, bool in_assembly)
+{
+  MpiData        *d = Mpi(A);
+  Mat             Ad, Ao;
+  const PetscInt *garray;
+
+  PetscFunctionBegin;
+  d->valid = false;
+  PetscCall(GetBlocks(A, &Ad, &Ao, &garray));
+  PetscCall(UpdateScatter(A, Ao, garray));
+  PetscCall(UpdateBlock(A, Ad, d->diag));
+  PetscCall(UpdateBlock(A, Ao, d->offd));
+  PetscCall(d->mark_current(A, in_assembly));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode EnsureCurrent(Mat A)
+{
+  PetscBool current;
+
+  PetscFunctionBegin;
+  PetscCall(Mpi(A)->is_current(A, &current));
+  if (!current) PetscCall(Build(A, false));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// out = A x + (in ? in : 0): diagonal block while the ghosts travel, then the off-diagonal block
+PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out)
+{
+  MpiData *d      = Mpi(A);
+  void    *stream = nullptr;
+  VecArray xa, ia, oa, ga;
+
+  PetscFunctionBegin;
+  PetscCall(EnsureCurrent(A));
+  if (d->device) PetscCall(CurrentStream(&stream));
+  PetscCall(VecScatterBegin(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(xa.get(x, VecArray::kRead, d->device, &d->stage, 0, stream));
+  if (in && in != out) PetscCall(ia.get(in, VecArray::kRead, d->device, &d->stage, 1, stream));
+  PetscCall(oa.get(out, in == out ? VecArray::kReadWrite : VecArray::kWrite, d->device, &d->stage, 2, stream));
+  PetscCall(ApplyOperator(*d->info, *d->diag.op, d->device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream));
+  PetscCall(ia.restore());
+  PetscCall(xa.restore());
+  PetscCall(VecScatterEnd(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
+  if (d->offd.op->footprint().nnz) {
+    // slot 0 is free again: the ghost vector is staged there when it lives on the host
+    PetscCall(ga.get(d->ghosts, VecArray::kRead, d->device, &d->stage, 0, stream));
+    PetscCall(ApplyOperator(*d->info, *d->offd.op, d->device, ga.ptr(), 1, 1, oa.ptr(), oa.ptr(), stream));
+    PetscCall(ga.restore());
+  }
+  PetscCall(oa.restore());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode Mult(Mat A, Vec x, Vec y) { return Apply(A, x, nullptr, y); }
+PetscErrorCode MultAdd(Mat A, Vec x, Vec y, Vec z) { return Apply(A, x, y, z); }
+
+PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
+{
+  PetscFunctionBegin;
+  PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
+  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(Build(A, true));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode Destroy(Mat A)
+{
+  auto destroy = reinterpret_cast<PetscErrorCode (*)(Mat)>(Mpi(A)->saved[kDestroy]);
+
+  PetscFunctionBegin;
+  PetscCall(MpiKind::ToAIJ(A));
+  PetscCall(destroy(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
+{
+  PetscFunctionBegin;
+  PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, MatDuplicateOption, Mat *)>(kDuplicate, A, op, B));
+  Mpi(*B)->proto = Mpi(A)->proto->clone_parameters();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// Global totals of one block kind over the ranks.
+PetscErrorCode ViewBlocks(Mat A, PetscViewer viewer, const char *what, const BlockCopy &b)
+{
+  MpiData      *d  = Mpi(A);
+  Footprint     fp = b.op->footprint();
+  PetscInt64    local[6] = {fp.rows, fp.cols, fp.nnz, fp.stored, fp.index_bytes, fp.value_bytes}, global[6];
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Allreduce(local, global, 6, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "%s%s %s blocks: %s\n", d->info->title, d->device ? " (CUDA)" : " (host)", what, b.op->parameters().c_str()));
+  PetscCall(PetscViewerASCIIPrintf(viewer,
+                                   "  all ranks: %" PetscInt64_FMT " rows, %" PetscInt64_FMT " nonzeros, %" PetscInt64_FMT
+                                   " stored entries (fill ratio %.3f), %.4g MB (CSR: %.4g MB)\n",
+                                   global[0], global[2], global[3], global[2] ? (double)global[3] / (double)global[2] : 1.0, (global[4] + global[5]) / 1e6,
+                                   csr_bytes(global[0], global[2], sizeof(PetscScalar)) / 1e6));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode View(Mat A, PetscViewer viewer)
+{
+  MpiData          *d = Mpi(A);
+  PetscBool         ascii;
+  PetscViewerFormat format;
+
+  PetscFunctionBegin;
+  PetscCall(d->call<PetscErrorCode (*)(Mat, PetscViewer)>(kView, A, viewer));
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerGetFormat(viewer, &format));
+  if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(EnsureCurrent(A));
+  PetscCall(ViewBlocks(A, viewer, "diagonal", d->diag));
+  PetscCall(ViewBlocks(A, viewer, "off-diagonal", d->offd));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
+{
+  MpiData  *d       = Mpi(A);
+  PetscBool changed = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(SetFromOptionsCommon(A, PetscOptionsObject, *d->proto, &changed));
+  if (changed) { // new parameters: both blocks are rebuilt before the next use
+    d->diag  = BlockCopy{};
+    d->offd  = BlockCopy{};
+    d->valid = false;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <FormatInfo *F, bool D>
+PetscErrorCode Into(Mat A, MatType t, MatReuse r, Mat *B)
+{
+  return ConvertInto<MpiKind, F, D>(A, t, r, B);
+}
+
+using IntoFn = PetscErrorCode (*)(Mat, MatType, MatReuse, Mat *);
+
+IntoFn into_for(const FormatInfo &f, bool device)
+{
+  if (&f == &cmrs_info) return device ? Into<&cmrs_info, true> : Into<&cmrs_info, false>;
+  if (&f == &sellp_info) return device ? Into<&sellp_info, true> : Into<&sellp_info, false>;
+  return device ? Into<&bellpack_info, true> : Into<&bellpack_info, false>;
+}
+
+} // namespace
+
+PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
+{
+  const OpFn ours[kNumOps] = {(OpFn)Mult, (OpFn)MultAdd, (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions};
+
+  PetscFunctionBegin;
+  PetscCall(CheckSupported(A, f, device));
+  auto *d   = new MpiData;
+  d->info   = &f;
+  d->device = device;
+  d->proto  = f.make();
+  PetscCall(InstallType(A, d, prefix, ours, into_for(f, device), ConvertBack<MpiKind>));
+  if (A->assembled) PetscCall(Build(A, false));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MpiKind::ToAIJ(Mat A)
+{
+  MpiData *d = Mpi(A);
+
+  PetscFunctionBegin;
+  PetscCall(VecScatterDestroy(&d->scatter));
+  PetscCall(VecDestroy(&d->ghosts));
+  PetscCall(UninstallType(A, prefix, base));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template PetscErrorCode CreateType<MpiKind, &cmrs_info, false>(Mat);
+template PetscErrorCode CreateType<MpiKind, &cmrs_info, true>(Mat);
+template PetscErrorCode CreateType<MpiKind, &sellp_info, false>(Mat);
+template PetscErrorCode CreateType<MpiKind, &sellp_info, true>(Mat);
+template PetscErrorCode CreateType<MpiKind, &bellpack_info, false>(Mat);
+template PetscErrorCode CreateType<MpiKind, &bellpack_info, true>(Mat);
+
+} // namespace gpumats

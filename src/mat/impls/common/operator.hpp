@@ -1,0 +1,91 @@
+// FormatOperator for a format described by a traits struct T; the only per-format code of the
+// glue is T itself (cmrs/cmrs.cxx, sellp/sellp.cxx, bellpack/bellpack.cxx):
+//
+//   struct T {
+//     using Params = ...; using Matrix = ...;                   // from the format core
+//     static PetscErrorCode options(OptionItems, MPI_Comm, Params &, PetscBool *changed);
+//     static Params resolve(const Params &, const CsrIn &, PetscInt block_size); // fill in defaults
+//     static Matrix from_csr(const CsrIn &, const Params &);
+//     static void spmv(const Matrix &, const Scalar *x, const Epilogue<Scalar> &);
+//     static Footprint footprint(const Matrix &);
+//     static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &, const Params &);
+//     static std::string describe(const Params &);
+//   };
+#pragma once
+
+#include "glue.hpp"
+
+namespace gpumats {
+
+template <class T>
+class TraitsOperator final : public FormatOperator {
+public:
+  typename T::Params params; // as set by options; resolve() fills in what depends on the matrix
+
+  std::unique_ptr<FormatOperator> clone_parameters() const override
+  {
+    auto o    = std::make_unique<TraitsOperator>();
+    o->params = params;
+    return o;
+  }
+  PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm comm, PetscBool *changed) override
+  {
+    return T::options(PetscOptionsObject, comm, params, changed);
+  }
+  void build(const CsrIn &A, PetscInt block_size, bool device) override
+  {
+    clear();
+    const typename T::Params p = T::resolve(params, A, block_size);
+    if (device) {
+#if GPUMATS_HAVE_CUDA
+      dev_ = T::build_device(A, p);
+      fp_  = dev_->footprint;
+#endif
+    } else {
+      host_ = std::make_unique<typename T::Matrix>(T::from_csr(A, p));
+      fp_   = T::footprint(*host_);
+    }
+    used_  = p;
+    built_ = true;
+  }
+  void clear() override
+  {
+    host_.reset();
+#if GPUMATS_HAVE_CUDA
+    dev_.reset();
+#endif
+    built_ = false;
+    fp_    = Footprint{};
+  }
+  void mult_host(const Scalar *x, const Epilogue<Scalar> &ep) const override { T::spmv(*host_, x, ep); }
+#if GPUMATS_HAVE_CUDA
+  void mult_device(const Scalar *x, const cuda::Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv(x, ep, stream); }
+#endif
+  Footprint   footprint() const override { return fp_; }
+  std::string parameters() const override { return T::describe(built_ ? used_ : params); }
+  std::size_t device_bytes() const override
+  {
+#if GPUMATS_HAVE_CUDA
+    return dev_ ? dev_->bytes() : 0;
+#else
+    return 0;
+#endif
+  }
+
+private:
+  bool                                    built_ = false;
+  typename T::Params                      used_{};
+  Footprint                               fp_{};
+  std::unique_ptr<typename T::Matrix>     host_;
+#if GPUMATS_HAVE_CUDA
+  std::unique_ptr<cuda::Operator<Scalar>> dev_;
+#endif
+};
+
+template <class T>
+std::unique_ptr<FormatOperator> make_operator()
+{
+  return std::make_unique<TraitsOperator<T>>();
+}
+
+} // namespace gpumats

@@ -1,0 +1,162 @@
+// The sequential types seq<format>[cuda]: a SeqAIJ whose CSR stays authoritative, plus one format
+// copy (host or GPU) rebuilt at final assembly and whenever the matrix changed since (state key).
+// MatMult and MatMultAdd run in the format; everything else is SeqAIJ's.
+#include "kinds.hpp"
+
+namespace gpumats {
+
+namespace {
+
+struct SeqData final : TypeData {
+  std::unique_ptr<FormatOperator> op;
+};
+
+SeqData *Seq(Mat A) { return static_cast<SeqData *>(Data(A)); }
+
+PetscErrorCode Build(Mat A, bool in_assembly)
+{
+  SeqData *d = Seq(A);
+  PetscInt bs;
+
+  PetscFunctionBegin;
+  d->valid = false;
+  PetscCall(MatGetBlockSize(A, &bs));
+  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs));
+  PetscCall(d->mark_current(A, in_assembly));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode EnsureCurrent(Mat A)
+{
+  PetscBool current;
+
+  PetscFunctionBegin;
+  PetscCall(Seq(A)->is_current(A, &current));
+  if (!current) PetscCall(Build(A, false));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// out = A x + (in ? in : 0), with in == out allowed
+PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out)
+{
+  SeqData *d      = Seq(A);
+  void    *stream = nullptr;
+  VecArray xa, ia, oa;
+
+  PetscFunctionBegin;
+  PetscCall(EnsureCurrent(A));
+  if (d->device) PetscCall(CurrentStream(&stream));
+  PetscCall(xa.get(x, VecArray::kRead, d->device, &d->stage, 0, stream));
+  if (in && in != out) PetscCall(ia.get(in, VecArray::kRead, d->device, &d->stage, 1, stream));
+  PetscCall(oa.get(out, in == out ? VecArray::kReadWrite : VecArray::kWrite, d->device, &d->stage, 2, stream));
+  PetscCall(ApplyOperator(*d->info, *d->op, d->device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream));
+  PetscCall(oa.restore());
+  PetscCall(ia.restore());
+  PetscCall(xa.restore());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode Mult(Mat A, Vec x, Vec y) { return Apply(A, x, nullptr, y); }
+PetscErrorCode MultAdd(Mat A, Vec x, Vec y, Vec z) { return Apply(A, x, y, z); }
+
+PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
+{
+  PetscFunctionBegin;
+  PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
+  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(Build(A, true));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode Destroy(Mat A)
+{
+  auto destroy = reinterpret_cast<PetscErrorCode (*)(Mat)>(Seq(A)->saved[kDestroy]);
+
+  PetscFunctionBegin;
+  PetscCall(SeqKind::ToAIJ(A)); // frees the format copy (and its GPU memory) and restores AIJ's operations
+  PetscCall(destroy(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
+{
+  PetscFunctionBegin;
+  // SeqAIJ's duplicate creates B with our type name, so B runs our constructor; give it our parameters
+  PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, MatDuplicateOption, Mat *)>(kDuplicate, A, op, B));
+  Seq(*B)->op = Seq(A)->op->clone_parameters();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode View(Mat A, PetscViewer viewer)
+{
+  SeqData          *d = Seq(A);
+  PetscBool         ascii;
+  PetscViewerFormat format;
+
+  PetscFunctionBegin;
+  PetscCall(d->call<PetscErrorCode (*)(Mat, PetscViewer)>(kView, A, viewer));
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerGetFormat(viewer, &format));
+  if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(EnsureCurrent(A));
+  PetscCall(ViewOperator(viewer, *d->info, "format", *d->op, d->device));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
+{
+  PetscBool changed = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(SetFromOptionsCommon(A, PetscOptionsObject, *Seq(A)->op, &changed));
+  if (changed) Seq(A)->valid = false; // rebuilt with the new parameters before the next use
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <FormatInfo *F, bool D>
+PetscErrorCode Into(Mat A, MatType t, MatReuse r, Mat *B)
+{
+  return ConvertInto<SeqKind, F, D>(A, t, r, B);
+}
+
+using IntoFn = PetscErrorCode (*)(Mat, MatType, MatReuse, Mat *);
+
+IntoFn into_for(const FormatInfo &f, bool device)
+{
+  if (&f == &cmrs_info) return device ? Into<&cmrs_info, true> : Into<&cmrs_info, false>;
+  if (&f == &sellp_info) return device ? Into<&sellp_info, true> : Into<&sellp_info, false>;
+  return device ? Into<&bellpack_info, true> : Into<&bellpack_info, false>;
+}
+
+} // namespace
+
+PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
+{
+  const OpFn ours[kNumOps] = {(OpFn)Mult, (OpFn)MultAdd, (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions};
+
+  PetscFunctionBegin;
+  PetscCall(CheckSupported(A, f, device));
+  auto *d   = new SeqData;
+  d->info   = &f;
+  d->device = device;
+  d->op     = f.make();
+  PetscCall(InstallType(A, d, prefix, ours, into_for(f, device), ConvertBack<SeqKind>));
+  if (A->assembled) PetscCall(Build(A, false));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SeqKind::ToAIJ(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(UninstallType(A, prefix, base));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template PetscErrorCode CreateType<SeqKind, &cmrs_info, false>(Mat);
+template PetscErrorCode CreateType<SeqKind, &cmrs_info, true>(Mat);
+template PetscErrorCode CreateType<SeqKind, &sellp_info, false>(Mat);
+template PetscErrorCode CreateType<SeqKind, &sellp_info, true>(Mat);
+template PetscErrorCode CreateType<SeqKind, &bellpack_info, false>(Mat);
+template PetscErrorCode CreateType<SeqKind, &bellpack_info, true>(Mat);
+
+} // namespace gpumats

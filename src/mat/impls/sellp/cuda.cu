@@ -1,0 +1,231 @@
+// SELL-P on the GPU: device storage, conversion from CSR on the device, and the SpMV kernel.
+//
+// Kernel (the paper's Fig. 2): a slice is worked on by b x t threads; thread (i, j) of the slice
+// (local index j*b + i, so consecutive threads read consecutive words) sums entries j, j+t, ...
+// of row i, unrolled by two, and the t partial sums of a row are added by a fan-in. When a slice
+// fits in a warp (b*t <= 32) the fan-in is a warp shuffle over the j bits of the lane; otherwise it
+// goes through shared memory, as in the paper. Small slices are packed several to a 256-thread
+// block so that the SM is not limited by its maximum number of resident blocks.
+#include "../common/cuda/blocks.cuh"
+#include "../common/cuda/check.cuh"
+#include "device.hpp"
+
+namespace gpumats {
+namespace sellp {
+
+using cuda::Buffer;
+using cuda::Epilogue;
+using cuda::LoadPolicy;
+
+namespace {
+
+constexpr int kMinBlock = 256;
+
+int log2i(int v)
+{
+  int l = 0;
+  while ((1 << l) < v) ++l;
+  return l;
+}
+
+template <class V, LoadPolicy P, bool SHUFFLE>
+__global__ void spmv_kernel(std::int64_t nslices, std::int64_t nrows, int b_log2, int t_log2, const std::int32_t *__restrict__ slice_ptr,
+                            const std::int32_t *__restrict__ col, const V *__restrict__ val, const std::int32_t *__restrict__ perm, const V *__restrict__ x,
+                            Epilogue<V> ep)
+{
+  extern __shared__ unsigned char smem_raw[];
+  const int          bt_log2 = b_log2 + t_log2, bt = 1 << bt_log2;
+  const int          local   = threadIdx.x & (bt - 1); // j*b + i
+  const int          i       = local & ((1 << b_log2) - 1), j = local >> b_log2;
+  const std::int64_t s       = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> bt_log2;
+
+  V sum = V(0);
+  if (s < nslices) {
+    const std::int32_t  off   = slice_ptr[s];
+    const std::int32_t  steps = (slice_ptr[s + 1] - off) >> bt_log2; // entries per thread
+    const std::int32_t *c     = col + off + local;
+    const V            *v     = val + off + local;
+    std::int32_t        kk    = 0;
+    for (; kk + 1 < steps; kk += 2) { // the paper's unroll by two: two independent load chains
+      const std::int32_t c1 = cuda::load_matrix<P>(c + (kk << bt_log2)), c2 = cuda::load_matrix<P>(c + ((kk + 1) << bt_log2));
+      const V            v1 = cuda::load_matrix<P>(v + (kk << bt_log2)), v2 = cuda::load_matrix<P>(v + ((kk + 1) << bt_log2));
+      if (c1 != kPadColumn) sum += v1 * cuda::load_x(x, std::uint32_t(c1));
+      if (c2 != kPadColumn) sum += v2 * cuda::load_x(x, std::uint32_t(c2));
+    }
+    if (kk < steps) {
+      const std::int32_t c1 = cuda::load_matrix<P>(c + (kk << bt_log2));
+      const V            v1 = cuda::load_matrix<P>(v + (kk << bt_log2));
+      if (c1 != kPadColumn) sum += v1 * cuda::load_x(x, std::uint32_t(c1));
+    }
+  }
+  if constexpr (SHUFFLE) {
+    // the t threads of row i are lanes i + j*b of one aligned group of b*t lanes
+    for (int m = b_log2; m < bt_log2; ++m) sum += __shfl_xor_sync(0xffffffffu, sum, 1 << m);
+  } else {
+    V *red             = reinterpret_cast<V *>(smem_raw);
+    red[threadIdx.x]   = sum;
+    for (int half = (1 << t_log2) / 2; half > 0; half /= 2) {
+      __syncthreads();
+      if (j < half) red[threadIdx.x] += red[threadIdx.x + (half << b_log2)];
+    }
+    sum = red[threadIdx.x];
+  }
+  const std::int64_t pos = (s << b_log2) + i;
+  if (j == 0 && s < nslices && pos < nrows) cuda::apply(ep, perm ? perm[pos] : pos, sum);
+}
+
+template <class V>
+class DeviceMatrix final : public cuda::Operator<V> {
+public:
+  Params                    params;
+  std::int64_t              nrows = 0, ncols = 0, nnz = 0, nslices = 0;
+  std::vector<std::int32_t> row_len; // host copy, only for download()
+  Buffer                    slice_ptr, col, val, perm;
+
+  void spmv(const V *x, const Epilogue<V> &ep, void *stream) const override
+  {
+    if (!nrows) return;
+    const int          b_log2 = log2i(params.slice_height), t_log2 = log2i(params.threads_per_row), bt = 1 << (b_log2 + t_log2);
+    const int          block  = std::max(bt, kMinBlock);
+    const std::int64_t grid   = (nslices * bt + block - 1) / block;
+    const auto        *pm     = perm.get() ? perm.as<std::int32_t>() : nullptr;
+    auto               st     = static_cast<cudaStream_t>(stream);
+    auto go = [&](auto kernel, std::size_t smem) {
+      kernel<<<unsigned(grid), block, smem, st>>>(nslices, nrows, b_log2, t_log2, slice_ptr.as<std::int32_t>(), col.as<std::int32_t>(), val.as<V>(), pm, x,
+                                                  ep);
+    };
+    const bool stream_loads = this->load_policy == LoadPolicy::kStream;
+    if (bt <= cuda::kWarp) go(stream_loads ? spmv_kernel<V, LoadPolicy::kStream, true> : spmv_kernel<V, LoadPolicy::kDefault, true>, 0);
+    else go(stream_loads ? spmv_kernel<V, LoadPolicy::kStream, false> : spmv_kernel<V, LoadPolicy::kDefault, false>, block * sizeof(V));
+    cuda::check_launch("SELL-P SpMV kernel");
+  }
+  std::size_t bytes() const override { return slice_ptr.bytes() + col.bytes() + val.bytes() + perm.bytes(); }
+};
+
+// One thread per stored row position: scatters its source row into the column-major slice.
+template <class V, class I>
+__global__ void scatter_kernel(std::int64_t nrows, int b, const I *__restrict__ row_ptr, const I *__restrict__ col_in, const V *__restrict__ val_in,
+                               const std::int32_t *__restrict__ perm, const std::int32_t *__restrict__ slice_ptr, std::int32_t *__restrict__ col_out,
+                               V *__restrict__ val_out)
+{
+  const std::int64_t pos = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (pos >= nrows) return;
+  const std::int64_t row = perm ? perm[pos] : pos, s = pos / b, i = pos % b, base = row_ptr[0];
+  for (I j = row_ptr[row]; j < row_ptr[row + 1]; ++j) {
+    const std::int64_t dst = slice_ptr[s] + (j - row_ptr[row]) * b + i;
+    col_out[dst]           = std::int32_t(col_in[j - base]);
+    val_out[dst]           = val_in[j - base];
+  }
+}
+
+} // namespace
+
+template <class V>
+std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
+{
+  auto D       = std::make_unique<DeviceMatrix<V>>();
+  D->params    = M.params;
+  D->nrows     = M.nrows;
+  D->ncols     = M.ncols;
+  D->nnz       = M.nnz;
+  D->nslices   = M.slices();
+  D->row_len   = M.row_len;
+  D->slice_ptr = cuda::upload(M.slice_ptr.data(), M.slice_ptr.size());
+  D->col       = cuda::upload(M.col_ind.data(), M.col_ind.size());
+  D->val       = cuda::upload(M.val.data(), M.val.size());
+  if (!M.row_perm.empty()) D->perm = cuda::upload(M.row_perm.data(), M.row_perm.size());
+  D->footprint = footprint(M);
+  return D;
+}
+
+template <class V, class I>
+std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p)
+{
+  check_params(p);
+  if (A.nrows > std::numeric_limits<std::int32_t>::max() || A.ncols > std::numeric_limits<std::int32_t>::max())
+    throw FormatError("SELL-P: local block too large for 32-bit indices; use more MPI ranks");
+  auto               D = std::make_unique<DeviceMatrix<V>>();
+  const std::int64_t b = p.slice_height, t = p.threads_per_row, ns = (A.nrows + b - 1) / b, nnz = A.nnz();
+  D->params            = p;
+  D->nrows             = A.nrows;
+  D->ncols             = A.ncols;
+  D->nnz               = nnz;
+  D->nslices           = ns;
+  const std::vector<std::int32_t> order = sigma_order(A, p.sigma);
+  D->row_len.resize(A.nrows);
+  std::vector<std::int32_t> sp(ns + 1, 0);
+  for (std::int64_t s = 0; s < ns; ++s) {
+    std::int64_t longest = 0;
+    for (std::int64_t pos = s * b; pos < std::min(A.nrows, (s + 1) * b); ++pos) {
+      D->row_len[pos] = std::int32_t(A.row_end(order[pos]) - A.row_begin(order[pos]));
+      longest         = std::max<std::int64_t>(longest, D->row_len[pos]);
+    }
+    sp[s + 1] = checked_offset(sp[s] + (longest + t - 1) / t * t * b, "SELL-P");
+  }
+  const std::int64_t stored = sp[ns];
+  D->slice_ptr              = cuda::upload(sp.data(), sp.size());
+  if (p.sigma > 1) D->perm = cuda::upload(order.data(), order.size());
+  D->col.resize(stored * sizeof(std::int32_t));
+  D->val.resize(stored * sizeof(V));
+  if (stored) {
+    cuda::check(cudaMemset(D->col.get(), 0xFF, stored * sizeof(std::int32_t)), "cudaMemset"); // kPadColumn = -1
+    cuda::check(cudaMemset(D->val.get(), 0, stored * sizeof(V)), "cudaMemset");
+  }
+  if (nnz) {
+    Buffer rp = cuda::upload(A.row_ptr, std::size_t(A.nrows + 1));
+    Buffer ci = cuda::upload(A.col_ind + A.row_ptr[0], std::size_t(nnz));
+    Buffer va = cuda::upload(A.val + A.row_ptr[0], std::size_t(nnz));
+    scatter_kernel<V, I><<<unsigned((A.nrows + 255) / 256), 256>>>(A.nrows, int(b), rp.as<I>(), ci.as<I>(), va.as<V>(),
+                                                                   D->perm.get() ? D->perm.template as<std::int32_t>() : nullptr,
+                                                                   D->slice_ptr.template as<std::int32_t>(), D->col.template as<std::int32_t>(),
+                                                                   D->val.template as<V>());
+    cuda::check_launch("SELL-P scatter kernel");
+  }
+  cuda::synchronize(nullptr);
+  D->footprint.rows        = A.nrows;
+  D->footprint.cols        = A.ncols;
+  D->footprint.nnz         = nnz;
+  D->footprint.stored      = stored;
+  D->footprint.index_bytes = 4 * (stored + ns + 1 + (p.sigma > 1 ? A.nrows : 0));
+  D->footprint.value_bytes = std::int64_t(sizeof(V)) * stored;
+  return D;
+}
+
+template <class V>
+Matrix<V> download(const cuda::Operator<V> &op)
+{
+  const auto &D = dynamic_cast<const DeviceMatrix<V> &>(op);
+  Matrix<V>   M;
+  M.params  = D.params;
+  M.nrows   = D.nrows;
+  M.ncols   = D.ncols;
+  M.nnz     = D.nnz;
+  M.row_len = D.row_len;
+  M.slice_ptr.resize(D.nslices + 1);
+  cuda::copy_to_host_sync(M.slice_ptr.data(), D.slice_ptr.get(), M.slice_ptr.size() * sizeof(std::int32_t), nullptr);
+  const std::int64_t stored = M.slice_ptr.back();
+  M.col_ind.resize(stored);
+  M.val.resize(stored);
+  if (stored) {
+    cuda::copy_to_host_sync(M.col_ind.data(), D.col.get(), stored * sizeof(std::int32_t), nullptr);
+    cuda::copy_to_host_sync(M.val.data(), D.val.get(), stored * sizeof(V), nullptr);
+  }
+  if (D.perm.get()) {
+    M.row_perm.resize(D.nrows);
+    cuda::copy_to_host_sync(M.row_perm.data(), D.perm.get(), D.nrows * sizeof(std::int32_t), nullptr);
+  }
+  return M;
+}
+
+#define GPUMATS_SELLP_INSTANTIATE(V)                                                                                         \
+  template std::unique_ptr<cuda::Operator<V>> to_device<V>(const Matrix<V> &);                                               \
+  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int32_t>(const CsrView<V, std::int32_t, std::int32_t> &, \
+                                                                              const Params &);                                 \
+  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int64_t>(const CsrView<V, std::int64_t, std::int64_t> &, \
+                                                                              const Params &);                                 \
+  template Matrix<V> download<V>(const cuda::Operator<V> &);
+GPUMATS_SELLP_INSTANTIATE(float)
+GPUMATS_SELLP_INSTANTIATE(double)
+
+} // namespace sellp
+} // namespace gpumats
