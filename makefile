@@ -74,9 +74,18 @@ $(BINDIR)/solve: examples/solve.c include/petscgpumats.h $(LIB)
 TEST_C := $(wildcard tests/petsc/*.c)
 TEST_BIN := $(patsubst tests/petsc/%.c,$(BINDIR)/%,$(TEST_C)) $(BINDIR)/test_formats
 
-tests: examples $(TEST_BIN)
+# PETSc's own tutorials, compiled unmodified from the PETSc that builds us and loaded with
+# -dll_append: real clients that never heard of this library.
+TUTORIAL_DIR ?= $(firstword $(wildcard $(PETSC_DIR)/share/petsc/examples/src/ksp/ksp/tutorials $(PETSC_DIR)/src/ksp/ksp/tutorials))
+TUTORIALS := $(BINDIR)/tutorial-ex2 $(BINDIR)/tutorial-ex45
 
-$(BINDIR)/%: tests/petsc/%.c include/petscgpumats.h $(LIB)
+tests: examples $(TEST_BIN) $(TUTORIALS)
+
+$(BINDIR)/tutorial-%: $(TUTORIAL_DIR)/%.c
+	@mkdir -p $(BINDIR)
+	$(CC) $(CC_FLAGS) -O2 -w $(PETSC_CC_INCLUDES) -o $@ $< $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib -lm
+
+$(BINDIR)/test_%: tests/petsc/test_%.c tests/petsc/check.h tests/petsc/testmats.h include/petscgpumats.h $(LIB)
 	@mkdir -p $(BINDIR)
 	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< $(EXAMPLE_LIBS) -lm
 

@@ -19,6 +19,12 @@ struct MpiData final : TypeData {
   PetscObjectState                scatter_nz = -1; // nonzero state of A the scatter was built for
   Vec                             ghosts     = nullptr;
   VecScatter                      scatter    = nullptr;
+
+  void invalidate() override
+  {
+    valid = false;
+    diag.id = offd.id = -1; // the blocks' own states do not move either
+  }
 };
 
 MpiData *Mpi(Mat A) { return static_cast<MpiData *>(Data(A)); }
@@ -216,9 +222,9 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
   PetscFunctionBegin;
   PetscCall(SetFromOptionsCommon(A, PetscOptionsObject, *d->proto, &changed));
   if (changed) { // new parameters: both blocks are rebuilt before the next use
-    d->diag  = BlockCopy{};
-    d->offd  = BlockCopy{};
-    d->valid = false;
+    d->diag = BlockCopy{};
+    d->offd = BlockCopy{};
+    d->invalidate();
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

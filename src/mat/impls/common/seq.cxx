@@ -109,7 +109,7 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 
   PetscFunctionBegin;
   PetscCall(SetFromOptionsCommon(A, PetscOptionsObject, *Seq(A)->op, &changed));
-  if (changed) Seq(A)->valid = false; // rebuilt with the new parameters before the next use
+  if (changed) Seq(A)->invalidate(); // rebuilt with the new parameters before the next use
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -43,7 +43,7 @@ PetscErrorCode RetrieveValues(Mat A)
   PetscFunctionBegin;
   PetscCheck(d && d->retrieve, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatRetrieveValues wrapper without the AIJ implementation");
   PetscCall(d->retrieve(A));
-  d->valid = false; // values came back from the stored copy without a state change
+  d->invalidate(); // values came back from the stored copy without a state change, here or in MPI blocks
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

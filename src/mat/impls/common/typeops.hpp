@@ -30,6 +30,8 @@ struct TypeData {
   Staging          stage;
 
   virtual ~TypeData() = default;
+  // forget every format copy: the next use rebuilds (after changes PETSc does not record in a state)
+  virtual void invalidate() { valid = false; }
 
   template <class Fn, class... Args>
   PetscErrorCode call(OpIndex i, Args... args) const

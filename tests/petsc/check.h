@@ -1,0 +1,133 @@
+/*
+   Helpers shared by the PETSc-level tests: collective checks that print "ok <name>" or
+   "not ok <name>: <why>" once (rank 0), the type list under test, test matrices, and the
+   comparison of a product against AIJ's within the rounding bound of any summation order.
+*/
+#pragma once
+
+#include <petscgpumats.h>
+#include <stdarg.h>
+
+#if PETSC_VERSION_LT(3, 19, 0)
+  #define PETSC_SUCCESS 0
+#endif
+
+static int check_failures = 0;
+
+/* Collective: the check passes only if it passed on every rank. */
+static PetscErrorCode Check(MPI_Comm comm, PetscBool ok, const char *name, const char *why)
+{
+  PetscBool all;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Allreduce(&ok, &all, 1, MPIU_BOOL, MPI_LAND, comm));
+  if (all) PetscCall(PetscPrintf(comm, "ok %s\n", name));
+  else {
+    PetscCall(PetscPrintf(comm, "not ok %s: %s\n", name, why ? why : "failed"));
+    check_failures++;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The types under test: -types a,b,c (default: the three host types) and the reference type
+   they are compared with: -ref (default aij). The GPU suite passes the *cuda types and aijcusparse. */
+#define MAX_TYPES 16
+typedef struct {
+  char    *types[MAX_TYPES];
+  PetscInt ntypes;
+  char     ref[64];
+  char     vectype[64];
+} TypeList;
+
+static PetscErrorCode GetTypeList(TypeList *t)
+{
+  PetscBool set;
+
+  PetscFunctionBeginUser;
+  t->ntypes = MAX_TYPES;
+  PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-types", t->types, &t->ntypes, &set));
+  if (!set) {
+    const char *def[] = {MATCMRS, MATSELLP, MATBELLPACK};
+    for (int i = 0; i < 3; i++) PetscCall(PetscStrallocpy(def[i], &t->types[i]));
+    t->ntypes = 3;
+  }
+  PetscCall(PetscStrncpy(t->ref, MATAIJ, sizeof(t->ref)));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-ref", t->ref, sizeof(t->ref), NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode FreeTypeList(TypeList *t)
+{
+  PetscFunctionBeginUser;
+  for (PetscInt i = 0; i < t->ntypes; i++) PetscCall(PetscFree(t->types[i]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* |y - yref| <= tol * (|A| |x| + |yin|) row by row, with |A||x| computed by the caller into mag;
+   NaN must match NaN and Inf must match Inf of the same sign. */
+static PetscErrorCode CompareVecs(Vec y, Vec yref, Vec mag, PetscReal tol, PetscBool *ok, char *why, size_t len)
+{
+  const PetscScalar *a, *b, *m;
+  PetscInt           n;
+
+  PetscFunctionBeginUser;
+  *ok = PETSC_TRUE;
+  PetscCall(VecGetLocalSize(y, &n));
+  PetscCall(VecGetArrayRead(y, &a));
+  PetscCall(VecGetArrayRead(yref, &b));
+  PetscCall(VecGetArrayRead(mag, &m));
+  for (PetscInt i = 0; i < n && *ok; i++) {
+    PetscReal u = PetscRealPart(a[i]), v = PetscRealPart(b[i]);
+    if (PetscIsNanReal(u) || PetscIsNanReal(v)) *ok = (PetscIsNanReal(u) && PetscIsNanReal(v)) ? PETSC_TRUE : PETSC_FALSE;
+    else if (PetscIsInfReal(u) || PetscIsInfReal(v)) *ok = (u == v) ? PETSC_TRUE : PETSC_FALSE;
+    else *ok = (PetscAbsReal(u - v) <= tol * PetscRealPart(m[i]) + 1e-300) ? PETSC_TRUE : PETSC_FALSE;
+    if (!*ok) PetscCall(PetscSNPrintf(why, len, "local row %" PetscInt_FMT ": got %g, expected %g", i, (double)u, (double)v));
+  }
+  PetscCall(VecRestoreArrayRead(y, &a));
+  PetscCall(VecRestoreArrayRead(yref, &b));
+  PetscCall(VecRestoreArrayRead(mag, &m));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* mag = |A| |x| (+ |yin|): the scale of the rounding error of A x in any summation order. */
+static PetscErrorCode Magnitude(Mat Aaij, Vec x, Vec yin, Vec mag)
+{
+  Mat Aabs;
+  Vec xabs;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatDuplicate(Aaij, MAT_COPY_VALUES, &Aabs));
+  {
+    PetscInt           rs, re;
+    PetscCall(MatGetOwnershipRange(Aabs, &rs, &re));
+    for (PetscInt i = rs; i < re; i++) {
+      PetscInt           nc;
+      const PetscInt    *cols;
+      const PetscScalar *vals;
+      PetscScalar       *abs;
+      PetscCall(MatGetRow(Aaij, i, &nc, &cols, &vals));
+      PetscCall(PetscMalloc1(nc, &abs));
+      for (PetscInt k = 0; k < nc; k++) abs[k] = PetscIsNanReal(PetscRealPart(vals[k])) ? 0 : PetscAbsScalar(vals[k]);
+      PetscCall(MatSetValues(Aabs, 1, &i, nc, cols, abs, INSERT_VALUES));
+      PetscCall(PetscFree(abs));
+      PetscCall(MatRestoreRow(Aaij, i, &nc, &cols, &vals));
+    }
+  }
+  PetscCall(MatAssemblyBegin(Aabs, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(Aabs, MAT_FINAL_ASSEMBLY));
+  PetscCall(VecDuplicate(x, &xabs));
+  PetscCall(VecCopy(x, xabs));
+  PetscCall(VecAbs(xabs));
+  PetscCall(MatMult(Aabs, xabs, mag));
+  if (yin) {
+    Vec t;
+    PetscCall(VecDuplicate(yin, &t));
+    PetscCall(VecCopy(yin, t));
+    PetscCall(VecAbs(t));
+    PetscCall(VecAXPY(mag, 1.0, t));
+    PetscCall(VecDestroy(&t));
+  }
+  PetscCall(VecDestroy(&xabs));
+  PetscCall(MatDestroy(&Aabs));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

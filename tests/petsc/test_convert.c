@@ -1,0 +1,149 @@
+static char help[] = "MatConvert to and from every type under test (initial, reuse, in place), between types, MatDuplicate and MatCopy.\n"
+                     "  -types a,b,c : types under test (default cmrs,sellp,bellpack)\n";
+
+/*
+   Round trips must be exact: AIJ -> type -> AIJ gives back the very same matrix (MatEqual on AIJ
+   compares values bit for bit). Converted, duplicated and copied matrices keep the type and
+   multiply like the source.
+*/
+#include "testmats.h"
+
+/* B x == A x (A: AIJ) within rounding; names the check */
+static PetscErrorCode CheckProduct(Mat A, Mat B, const char *name)
+{
+  Vec       x, y, yref, mag;
+  PetscBool ok;
+  char      why[256] = "";
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(B, &x, &y));
+  PetscCall(VecDuplicate(y, &yref));
+  PetscCall(VecDuplicate(y, &mag));
+  PetscCall(TestVector(x, 11));
+  PetscCall(MatMult(B, x, y));
+  PetscCall(MatMult(A, x, yref));
+  PetscCall(Magnitude(A, x, NULL, mag));
+  PetscCall(CompareVecs(y, yref, mag, 1e3 * PETSC_MACHINE_EPSILON, &ok, why, sizeof(why)));
+  PetscCall(Check(PetscObjectComm((PetscObject)A), ok, name, why));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&yref));
+  PetscCall(VecDestroy(&mag));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the matrix's type is <seq|mpi><root> */
+static PetscErrorCode CheckType(Mat B, const char *root, const char *name)
+{
+  PetscMPIInt size;
+  char        expect[64];
+  PetscBool   ok;
+  MatType     t;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)B), &size));
+  PetscCall(PetscSNPrintf(expect, sizeof(expect), "%s%s", size > 1 ? "mpi" : "seq", root));
+  PetscCall(MatGetType(B, &t));
+  PetscCall(PetscStrcmp(t, expect, &ok));
+  PetscCall(Check(PetscObjectComm((PetscObject)B), ok, name, t));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CheckExact(Mat A, Mat C, const char *name)
+{
+  PetscBool eq;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatEqual(A, C, &eq));
+  PetscCall(Check(PetscObjectComm((PetscObject)A), eq, name, "values or pattern differ"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CheckType_(Mat A, const char *mname, const char *type, TypeList *types)
+{
+  Mat  B, C, D, E, A2, F;
+  char name[256];
+
+  PetscFunctionBeginUser;
+  /* initial: AIJ -> type -> AIJ */
+  PetscCall(MatConvert(A, type, MAT_INITIAL_MATRIX, &B));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "convert-initial-type/%s/%s", type, mname));
+  PetscCall(CheckType(B, type, name));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "convert-initial-product/%s/%s", type, mname));
+  PetscCall(CheckProduct(A, B, name));
+  PetscCall(MatConvert(B, MATAIJ, MAT_INITIAL_MATRIX, &C));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "convert-back-type/%s/%s", type, mname));
+  PetscCall(CheckType(C, "aij", name));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "round-trip-exact/%s/%s", type, mname));
+  PetscCall(CheckExact(A, C, name));
+
+  /* in place both ways */
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));
+  PetscCall(MatConvert(D, type, MAT_INPLACE_MATRIX, &D));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "convert-inplace-type/%s/%s", type, mname));
+  PetscCall(CheckType(D, type, name));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "convert-inplace-product/%s/%s", type, mname));
+  PetscCall(CheckProduct(A, D, name));
+  PetscCall(MatConvert(D, MATAIJ, MAT_INPLACE_MATRIX, &D));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "round-trip-inplace-exact/%s/%s", type, mname));
+  PetscCall(CheckExact(A, D, name));
+
+  /* reuse: new values into an existing converted matrix */
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &A2));
+  PetscCall(MatScale(A2, 3.0));
+  PetscCall(MatConvert(A, type, MAT_INITIAL_MATRIX, &E));
+  PetscCall(MatConvert(A2, type, MAT_REUSE_MATRIX, &E));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "convert-reuse-product/%s/%s", type, mname));
+  PetscCall(CheckProduct(A2, E, name));
+  PetscCall(MatConvert(E, MATAIJ, MAT_REUSE_MATRIX, &C));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "convert-back-reuse-exact/%s/%s", type, mname));
+  PetscCall(CheckExact(A2, C, name));
+
+  /* duplicate and copy keep the type */
+  PetscCall(MatDuplicate(B, MAT_COPY_VALUES, &F));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "duplicate-type/%s/%s", type, mname));
+  PetscCall(CheckType(F, type, name));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "duplicate-product/%s/%s", type, mname));
+  PetscCall(CheckProduct(A, F, name));
+  PetscCall(MatCopy(E, F, SAME_NONZERO_PATTERN));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "copy-type/%s/%s", type, mname));
+  PetscCall(CheckType(F, type, name));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "copy-product/%s/%s", type, mname));
+  PetscCall(CheckProduct(A2, F, name));
+  PetscCall(MatDestroy(&F));
+
+  /* between types under test */
+  for (PetscInt u = 0; u < types->ntypes; u++) {
+    Mat G;
+    PetscCall(MatConvert(B, types->types[u], MAT_INITIAL_MATRIX, &G));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "convert-%s-to-%s-type/%s", type, types->types[u], mname));
+    PetscCall(CheckType(G, types->types[u], name));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "convert-%s-to-%s-product/%s", type, types->types[u], mname));
+    PetscCall(CheckProduct(A, G, name));
+    PetscCall(MatDestroy(&G));
+  }
+  PetscCall(MatDestroy(&A2));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&C));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDestroy(&E));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  TypeList types;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscGpuMatsInitialize());
+  PetscCall(GetTypeList(&types));
+  for (PetscInt m = 0; m < NTESTMATS; m++) {
+    Mat A;
+    PetscCall(TestMatrix(PETSC_COMM_WORLD, test_matrices[m], &A));
+    for (PetscInt t = 0; t < types.ntypes; t++) PetscCall(CheckType_(A, test_matrices[m], types.types[t], &types));
+    PetscCall(MatDestroy(&A));
+  }
+  PetscCall(FreeTypeList(&types));
+  PetscCall(PetscFinalize());
+  return check_failures ? 1 : 0;
+}
