@@ -17,10 +17,10 @@ static int check_failures = 0;
 /* Collective: the check passes only if it passed on every rank. */
 static PetscErrorCode Check(MPI_Comm comm, PetscBool ok, const char *name, const char *why)
 {
-  PetscBool all;
+  int mine = ok ? 1 : 0, all;
 
   PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Allreduce(&ok, &all, 1, MPIU_BOOL, MPI_LAND, comm));
+  PetscCallMPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm));
   if (all) PetscCall(PetscPrintf(comm, "ok %s\n", name));
   else {
     PetscCall(PetscPrintf(comm, "not ok %s: %s\n", name, why ? why : "failed"));

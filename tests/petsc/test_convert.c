@@ -112,6 +112,29 @@ static PetscErrorCode CheckType_(Mat A, const char *mname, const char *type, Typ
   PetscCall(CheckProduct(A2, F, name));
   PetscCall(MatDestroy(&F));
 
+  /* transpose keeps the type and the values, in every reuse mode */
+  {
+    Mat At, T, T2;
+    PetscCall(MatTranspose(A, MAT_INITIAL_MATRIX, &At));
+    PetscCall(MatTranspose(B, MAT_INITIAL_MATRIX, &T));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "transpose-type/%s/%s", type, mname));
+    PetscCall(CheckType(T, type, name));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "transpose-product/%s/%s", type, mname));
+    PetscCall(CheckProduct(At, T, name));
+    PetscCall(MatTranspose(B, MAT_REUSE_MATRIX, &T));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "transpose-reuse-product/%s/%s", type, mname));
+    PetscCall(CheckProduct(At, T, name));
+    PetscCall(MatDuplicate(B, MAT_COPY_VALUES, &T2));
+    PetscCall(MatTranspose(T2, MAT_INPLACE_MATRIX, &T2));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "transpose-inplace-type/%s/%s", type, mname));
+    PetscCall(CheckType(T2, type, name));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "transpose-inplace-product/%s/%s", type, mname));
+    PetscCall(CheckProduct(At, T2, name));
+    PetscCall(MatDestroy(&At));
+    PetscCall(MatDestroy(&T));
+    PetscCall(MatDestroy(&T2));
+  }
+
   /* between types under test */
   for (PetscInt u = 0; u < types->ntypes; u++) {
     Mat G;

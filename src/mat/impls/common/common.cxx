@@ -35,7 +35,8 @@ PetscErrorCode CheckSupported(Mat A, const FormatInfo &f, bool device)
 #else
   std::string why;
   PetscCheck(cuda::device_count(&why) > 0, comm, PETSC_ERR_SUP_SYS,
-             "-mat_type %scuda needs an NVIDIA GPU, and CUDA finds none here (%s); run on a GPU node, or use -mat_type %s for the host implementation",
+             "-mat_type %scuda needs an NVIDIA GPU with a driver for this CUDA version, and none is usable here (CUDA reports: %s); run on a GPU "
+             "node, or use -mat_type %s for the host implementation",
              f.name, why.c_str(), f.name);
   PetscCall(SelectDevice(comm));
 #endif

@@ -229,6 +229,12 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// MPIAIJ's transpose creates its result with MatSetType before filling it, which works for our types.
+PetscErrorCode Transpose(Mat A, MatReuse reuse, Mat *B)
+{
+  return Mpi(A)->call<PetscErrorCode (*)(Mat, MatReuse, Mat *)>(kTranspose, A, reuse, B);
+}
+
 template <FormatInfo *F, bool D>
 PetscErrorCode Into(Mat A, MatType t, MatReuse r, Mat *B)
 {
@@ -248,7 +254,7 @@ IntoFn into_for(const FormatInfo &f, bool device)
 
 PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
-  const OpFn ours[kNumOps] = {(OpFn)Mult, (OpFn)MultAdd, (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions};
+  const OpFn ours[kNumOps] = {(OpFn)Mult, (OpFn)MultAdd, (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions, (OpFn)Transpose};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));
@@ -257,7 +263,11 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->device = device;
   d->proto  = f.make();
   PetscCall(InstallType(A, d, prefix, ours, into_for(f, device), ConvertBack<MpiKind>));
-  if (A->assembled) PetscCall(Build(A, false));
+  if (A->assembled) {
+    PetscErrorCode err = Build(A, false);
+    if (err) PetscCall(ToAIJ(A)); // the conversion is all or nothing: A stays the AIJ it was
+    PetscCall(err);
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -113,6 +113,31 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// AIJ's transpose builds an assembled SeqAIJ and then retypes it with MatSetType(At, A's type),
+// which keeps the values only for type names that start with "seqaij". So transpose as plain AIJ
+// and convert the result.
+PetscErrorCode Transpose(Mat A, MatReuse reuse, Mat *B)
+{
+  SeqData          *d    = Seq(A);
+  auto              aij  = reinterpret_cast<PetscErrorCode (*)(Mat, MatReuse, Mat *)>(d->saved[kTranspose]);
+  const std::string name = ((PetscObject)A)->type_name;
+  Mat               T    = reuse == MAT_REUSE_MATRIX ? *B : nullptr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATSEQAIJ));
+  PetscErrorCode err = aij(A, reuse == MAT_REUSE_MATRIX ? MAT_REUSE_MATRIX : MAT_INITIAL_MATRIX, &T);
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, name.c_str()));
+  PetscCall(err);
+  if (!Data(T)) { // a new AIJ matrix (also when reuse met a changed pattern): make it ours
+    PetscCall(StripToAIJ<SeqKind>(T));
+    PetscCall(SeqKind::FromAIJ(T, *d->info, d->device));
+    Seq(T)->op = d->op->clone_parameters();
+  }
+  if (reuse == MAT_INPLACE_MATRIX) PetscCall(MatHeaderReplace(A, &T));
+  else *B = T;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 template <FormatInfo *F, bool D>
 PetscErrorCode Into(Mat A, MatType t, MatReuse r, Mat *B)
 {
@@ -132,7 +157,7 @@ IntoFn into_for(const FormatInfo &f, bool device)
 
 PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
-  const OpFn ours[kNumOps] = {(OpFn)Mult, (OpFn)MultAdd, (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions};
+  const OpFn ours[kNumOps] = {(OpFn)Mult, (OpFn)MultAdd, (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions, (OpFn)Transpose};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));
@@ -141,7 +166,11 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->device = device;
   d->op     = f.make();
   PetscCall(InstallType(A, d, prefix, ours, into_for(f, device), ConvertBack<SeqKind>));
-  if (A->assembled) PetscCall(Build(A, false));
+  if (A->assembled) {
+    PetscErrorCode err = Build(A, false);
+    if (err) PetscCall(ToAIJ(A)); // the conversion is all or nothing: A stays the AIJ it was
+    PetscCall(err);
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

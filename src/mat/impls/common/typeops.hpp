@@ -13,8 +13,9 @@ namespace gpumats {
 
 using OpFn = void (*)(void);
 
-enum OpIndex { kMult, kMultAdd, kAssemblyEnd, kDestroy, kDuplicate, kView, kSetFromOptions, kNumOps };
-constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT, MATOP_MULT_ADD, MATOP_ASSEMBLY_END, MATOP_DESTROY, MATOP_DUPLICATE, MATOP_VIEW, MATOP_SET_FROM_OPTIONS};
+enum OpIndex { kMult, kMultAdd, kAssemblyEnd, kDestroy, kDuplicate, kView, kSetFromOptions, kTranspose, kNumOps };
+constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT, MATOP_MULT_ADD,         MATOP_ASSEMBLY_END, MATOP_DESTROY,
+                                               MATOP_DUPLICATE, MATOP_VIEW, MATOP_SET_FROM_OPTIONS, MATOP_TRANSPOSE};
 
 // Base of the Seq and MPI per-matrix data (A->spptr).
 struct TypeData {
@@ -79,8 +80,10 @@ PetscErrorCode ConvertInto(Mat A, MatType, MatReuse reuse, Mat *B)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &C));
-  PetscCall(StripToAIJ<Kind>(C));
-  PetscCall(Kind::FromAIJ(C, *F, D));
+  PetscErrorCode err = StripToAIJ<Kind>(C);
+  if (!err) err = Kind::FromAIJ(C, *F, D);
+  if (err && C != A) PetscCall(MatDestroy(&C)); // a failed conversion leaves nothing behind
+  PetscCall(err);
   *B = C;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The GPU suite, for a machine with an NVIDIA GPU (`make gpu-test`):
+#   1. a CUDA-enabled PETSc: PETSC_DIR/PETSC_ARCH if they name one, else config/build-petsc-cuda.sh;
+#   2. the plug-in, the tests and PETSc's tutorials built against it;
+#   3. the kernel unit tests (every kernel against the host reference, all parameter sweeps and
+#      edge cases), then once more under compute-sanitizer memcheck (reduced sweep);
+#   4. the whole PETSc-level suite of tests/run.sh with the *cuda types against aijcusparse,
+#      ex45 with CUDA vectors, on 1, 2 and 4 ranks;
+#   5. zero-copy: inside KSPSolve a *cuda type copies no more between host and GPU than aijcusparse.
+# Prints "N passed, M failed" last; exits nonzero on any failure.
+set -u
+cd "$(dirname "$0")/../.."
+
+# --- 1. PETSc with CUDA ----------------------------------------------------------------------
+conf="${PETSC_DIR:-/nonexistent}/${PETSC_ARCH:-}/include/petscconf.h"
+if ! grep -q "define PETSC_HAVE_CUDA 1" "$conf" 2>/dev/null; then
+  eval "$(bash config/build-petsc-cuda.sh | tail -1)" || { echo "0 passed, 1 failed (no CUDA PETSc)"; exit 1; }
+fi
+export PETSC_DIR PETSC_ARCH
+# OpenMPI builds are often not CUDA-aware; PETSc then refuses device buffers unless told
+export PETSC_OPTIONS="-use_gpu_aware_mpi 0 ${PETSC_OPTIONS:-}"
+echo "# PETSc: $PETSC_DIR/$PETSC_ARCH"
+nvidia-smi -L || true
+
+# --- 2. build --------------------------------------------------------------------------------
+make -j"$(nproc)" lib tests >build-gpu.log 2>&1 || { tail -30 build-gpu.log; echo "0 passed, 1 failed (build)"; exit 1; }
+
+pass=0
+fail=0
+tally() { # adds the "N passed, M failed" or "# n checks passed, m failed" of a log
+  local p f
+  p=$(grep -o -E '[0-9]+ (checks )?passed' "$1" | tail -1 | grep -o -E '^[0-9]+')
+  f=$(grep -o -E '[0-9]+ failed' "$1" | tail -1 | grep -o -E '^[0-9]+')
+  pass=$((pass + ${p:-0}))
+  fail=$((fail + ${f:-1}))
+}
+mkdir -p build/test-logs
+
+# --- 3. kernel unit tests --------------------------------------------------------------------
+NVCC=${CUDA_DIR:-/usr/local/cuda}/bin/nvcc
+$NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/gpu/test_kernels.cu \
+  src/mat/impls/common/cuda/device.cu src/mat/impls/cmrs/cuda.cu src/mat/impls/sellp/cuda.cu src/mat/impls/bellpack/cuda.cu \
+  >build/test-logs/kernels-build.log 2>&1 || { tail -20 build/test-logs/kernels-build.log; fail=$((fail + 1)); }
+echo "# kernel unit tests"
+build/bin/test_kernels >build/test-logs/kernels.log 2>&1
+grep '^not ok' build/test-logs/kernels.log
+tail -1 build/test-logs/kernels.log
+tally build/test-logs/kernels.log
+echo "# kernel unit tests under compute-sanitizer memcheck (reduced sweep)"
+SAN=$(command -v compute-sanitizer || echo "${CUDA_DIR:-/usr/local/cuda}/bin/compute-sanitizer")
+"$SAN" --tool memcheck --leak-check full --error-exitcode 3 build/bin/test_kernels --quick >build/test-logs/kernels-memcheck.log 2>&1
+rc=$?
+grep -E '^not ok|ERROR SUMMARY|Invalid' build/test-logs/kernels-memcheck.log | head -20
+if [ $rc = 0 ] && grep -q "ERROR SUMMARY: 0 errors" build/test-logs/kernels-memcheck.log; then
+  pass=$((pass + 1))
+  echo "ok memcheck: no memory errors"
+else
+  fail=$((fail + 1))
+  echo "not ok memcheck: exit $rc (see build/test-logs/kernels-memcheck.log)"
+fi
+
+# --- 4. the PETSc-level suite with the *cuda types -----------------------------------------------
+echo "# PETSc-level suite with the CUDA types"
+GPUMATS_TYPES="cmrscuda sellpcuda bellpackcuda" GPUMATS_REF=aijcusparse GPUMATS_VEC=cuda GPUMATS_SKIP="core" \
+  bash tests/run.sh 2>&1 | tee build/test-logs/suite-gpu.log | grep -E '^not ok|^# |passed'
+tally build/test-logs/suite-gpu.log
+
+# --- 5. zero-copy inside KSPSolve ------------------------------------------------------------
+echo "# host<->GPU copies inside KSPSolve (-log_view), ex45 CG+Jacobi with CUDA vectors"
+copies() { # type -> "CpuToGpu-count GpuToCpu-count" of the KSPSolve line
+  build/bin/tutorial-ex45 -dll_append "$PWD/lib/libpetscgpumats.so" -dm_mat_type "$1" -dm_vec_type cuda -da_grid_x 41 -da_grid_y 41 -da_grid_z 41 \
+    -ksp_type cg -pc_type jacobi -log_view 2>&1 | awk '/^KSPSolve/ {print $(NF-4), $(NF-2)}'
+}
+ref=($(copies aijcusparse))
+for t in cmrscuda sellpcuda bellpackcuda; do
+  got=($(copies $t))
+  if [ ${#got[@]} = 2 ] && [ ${#ref[@]} = 2 ] && [ "${got[0]%.*}" -le "${ref[0]%.*}" ] && [ "${got[1]%.*}" -le "${ref[1]%.*}" ]; then
+    pass=$((pass + 1))
+    echo "ok kspsolve-copies/$t: CpuToGpu ${got[0]}, GpuToCpu ${got[1]} (aijcusparse ${ref[0]}, ${ref[1]})"
+  else
+    fail=$((fail + 1))
+    echo "not ok kspsolve-copies/$t: CpuToGpu ${got[0]:-?}, GpuToCpu ${got[1]:-?} (aijcusparse ${ref[0]:-?}, ${ref[1]:-?})"
+  fi
+done
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
