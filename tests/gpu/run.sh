@@ -48,7 +48,7 @@ tail -1 build/test-logs/kernels.log
 tally build/test-logs/kernels.log
 echo "# kernel unit tests under compute-sanitizer memcheck (reduced sweep)"
 SAN=$(command -v compute-sanitizer || echo "${CUDA_DIR:-/usr/local/cuda}/bin/compute-sanitizer")
-"$SAN" --tool memcheck --leak-check full --error-exitcode 3 build/bin/test_kernels --quick >build/test-logs/kernels-memcheck.log 2>&1
+timeout 300 "$SAN" --tool memcheck --leak-check full --error-exitcode 3 build/bin/test_kernels --quick >build/test-logs/kernels-memcheck.log 2>&1
 rc=$?
 grep -E '^not ok|ERROR SUMMARY|Invalid' build/test-logs/kernels-memcheck.log | head -20
 if [ $rc = 0 ] && grep -q "ERROR SUMMARY: 0 errors" build/test-logs/kernels-memcheck.log; then
