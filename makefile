@@ -22,9 +22,12 @@ endif
 NVCC := $(wildcard $(CUDA_DIR)/bin/nvcc)
 GPUMATS_CUDA ?= $(if $(NVCC),1,0)
 
-LIB := lib/libpetscgpumats.so
-OBJDIR := build/obj
-BINDIR := build/bin
+# BUILD/LIBDIR let builds against several PETSc installations live side by side (tests/variants.sh)
+BUILD ?= build
+LIBDIR ?= lib
+LIB := $(LIBDIR)/libpetscgpumats.so
+OBJDIR := $(BUILD)/obj
+BINDIR := $(BUILD)/bin
 
 GLUE_SRC := $(wildcard src/mat/impls/common/*.cxx src/mat/impls/cmrs/*.cxx src/mat/impls/sellp/*.cxx src/mat/impls/bellpack/*.cxx)
 CUDA_SRC := $(wildcard src/mat/impls/common/cuda/*.cu src/mat/impls/cmrs/*.cu src/mat/impls/sellp/*.cu src/mat/impls/bellpack/*.cu)
@@ -50,7 +53,7 @@ check-petsc:
 lib: check-petsc $(LIB)
 
 $(LIB): $(GLUE_OBJ) $(CUDA_OBJ)
-	@mkdir -p lib
+	@mkdir -p $(LIBDIR)
 	$(CXX) -shared -o $@ $^ $(CUDA_LDFLAGS) $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib
 
 $(OBJDIR)/%.o: src/%.cxx $(wildcard include/*.h src/mat/impls/*/*.hpp src/mat/impls/common/*/*.hpp)
@@ -63,13 +66,33 @@ $(OBJDIR)/%.o: src/%.cu $(wildcard src/mat/impls/*/*.hpp src/mat/impls/common/*/
 
 # ---- examples and tests -------------------------------------------------------------
 EXAMPLE_CFLAGS := $(CC_FLAGS) -O2 -Wall -Iinclude $(PETSC_CC_INCLUDES)
-EXAMPLE_LIBS := -Llib -Wl,-rpath,$(CURDIR)/lib -lpetscgpumats $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib
+EXAMPLE_LIBS := -L$(LIBDIR) -Wl,-rpath,$(abspath $(LIBDIR)) -lpetscgpumats $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib
 
 examples: lib $(BINDIR)/solve
 
 $(BINDIR)/solve: examples/solve.c include/petscgpumats.h $(LIB)
 	@mkdir -p $(BINDIR)
 	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< $(EXAMPLE_LIBS) -lm
+
+# The MatMult benchmark (examples/bench.cu): `make bench BENCH_ARGS="-matrix block3 -csv r.csv"`
+# builds it and runs it on this machine's GPU. Not part of `all`/`examples`: it needs nvcc and
+# cuSPARSE. nvcc compiles (PETSc's C++ compiler as host compiler); PETSc's C++ compiler links,
+# because PETSc's link line carries -Wl,... flags that nvcc does not take.
+BENCH_ARGS ?=
+BENCH_NVCCFLAGS := -std=c++17 -O3 -arch=sm_$(CUDA_ARCH) -ccbin $(firstword $(CXX) g++) -Iinclude $(PETSC_CC_INCLUDES)
+BENCH_LIBS := $(EXAMPLE_LIBS) -L$(CUDA_DIR)/lib64 -Wl,-rpath,$(CUDA_DIR)/lib64 -lcusparse -lcudart -lm
+
+bench: lib $(BINDIR)/bench
+	$(BINDIR)/bench $(BENCH_ARGS)
+
+$(OBJDIR)/bench.o: examples/bench.cu include/petscgpumats.h
+	@test -n "$(NVCC)" || { echo "petsc-gpumats: the benchmark needs nvcc (none at CUDA_DIR=$(CUDA_DIR))"; exit 1; }
+	@mkdir -p $(dir $@)
+	$(NVCC) $(BENCH_NVCCFLAGS) -c $< -o $@
+
+$(BINDIR)/bench: $(OBJDIR)/bench.o $(LIB)
+	@mkdir -p $(BINDIR)
+	$(firstword $(CXX) g++) -o $@ $< $(BENCH_LIBS)
 
 TEST_C := $(wildcard tests/petsc/*.c)
 TEST_BIN := $(patsubst tests/petsc/%.c,$(BINDIR)/%,$(TEST_C)) $(BINDIR)/test_formats

@@ -12,7 +12,9 @@ need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 if [ "$PETSC_DIR" = /usr/lib/petsc ]; then
-  for p in petsc-dev libpetsc3.18-dev-examples; do have_pkg "$p" || need+=("$p"); done
+  # the default (real, 32-bit indices) PETSc, its tutorial sources, and the 64-bit-index and
+  # complex builds the test suite also builds against (tests/variants.sh)
+  for p in petsc-dev libpetsc3.18-dev-examples libpetsc64-real3.18-dev libpetsc-complex3.18-dev; do have_pkg "$p" || need+=("$p"); done
 fi
 command -v g++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)

@@ -4,7 +4,9 @@
 #   2. PETSc-level tests on 1, 2 and 4 ranks (products, conversions, updates, KSP, I/O);
 #   3. PETSc's own tutorials ex2 and ex45, compiled unmodified, loaded with -dll_append, against
 #      the reference type on 1 and 2 ranks (iterations equal, residual/error equal to 3 digits);
-#   4. options, -help and -mat_view, and bad input that must end in a clear PETSc error.
+#   4. options, -help and -mat_view, and bad input that must end in a clear PETSc error;
+#   5. the plug-in built against Debian's 64-bit-index PETSc (tests 2 again) and complex PETSc
+#      (refused with a clear error): tests/variants.sh.
 # It prints "N passed, M failed" last and exits nonzero if anything failed. Full logs: build/test-logs.
 #
 # Environment (the GPU suite, tests/gpu/run.sh, sets these):
@@ -12,11 +14,12 @@
 #   GPUMATS_REF    reference type          (default: aij)
 #   GPUMATS_VEC    -dm_vec_type for ex45   (default: none)
 #   GPUMATS_SKIP   sections to skip, e.g. "core" when the caller runs them itself
+#   GPUMATS_BUILD, GPUMATS_LIBDIR   where the build lives (default build, lib)
 set -u
 cd "$(dirname "$0")/.."
 
-BIN=build/bin
-LIB=$PWD/lib/libpetscgpumats.so
+BIN=${GPUMATS_BUILD:-build}/bin
+LIB=$PWD/${GPUMATS_LIBDIR:-lib}/libpetscgpumats.so
 TYPES=${GPUMATS_TYPES:-cmrs sellp bellpack}
 REF=${GPUMATS_REF:-aij}
 VEC=${GPUMATS_VEC:-}
@@ -205,6 +208,15 @@ if ! skipped options; then
       expect_error "no-gpu/$t" "GPU\|CUDA" "${EX2[@]}" -mat_type "$t"
     done
   fi
+fi
+
+# --- 5. the other PETSc builds of Debian: 64-bit indices, complex scalars ---------------------
+if ! skipped variants; then
+  bash tests/variants.sh >"$LOGS/variants.log" 2>&1
+  grep -E '^not ok|^ok complex|^# ' "$LOGS/variants.log"
+  read -r p f < <(tail -1 "$LOGS/variants.log" | awk '/passed/ {print $1, $3}')
+  pass=$((pass + ${p:-0}))
+  fail=$((fail + ${f:-1}))
 fi
 
 echo "$pass passed, $fail failed"

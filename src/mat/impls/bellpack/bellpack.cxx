@@ -6,6 +6,7 @@
 #endif
 
 namespace gpumats {
+#if GPUMATS_SUPPORTED_SCALAR
 namespace {
 
 struct BellpackTraits {
@@ -64,5 +65,9 @@ struct BellpackTraits {
 } // namespace
 
 FormatInfo bellpack_info = {"bellpack", "BELLPACK", make_operator<BellpackTraits>, 0, 0};
+#else
+// complex scalars: the types are registered and refuse to be created (CheckSupported)
+FormatInfo bellpack_info = {"bellpack", "BELLPACK", nullptr, 0, 0};
+#endif
 
 } // namespace gpumats

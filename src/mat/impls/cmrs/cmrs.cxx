@@ -6,6 +6,7 @@
 #endif
 
 namespace gpumats {
+#if GPUMATS_SUPPORTED_SCALAR
 namespace {
 
 struct CmrsTraits {
@@ -55,5 +56,9 @@ struct CmrsTraits {
 } // namespace
 
 FormatInfo cmrs_info = {"cmrs", "CMRS", make_operator<CmrsTraits>, 0, 0};
+#else
+// complex scalars: the types are registered and refuse to be created (CheckSupported)
+FormatInfo cmrs_info = {"cmrs", "CMRS", nullptr, 0, 0};
+#endif
 
 } // namespace gpumats

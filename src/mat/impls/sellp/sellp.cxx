@@ -6,6 +6,7 @@
 #endif
 
 namespace gpumats {
+#if GPUMATS_SUPPORTED_SCALAR
 namespace {
 
 struct SellpTraits {
@@ -56,5 +57,9 @@ struct SellpTraits {
 } // namespace
 
 FormatInfo sellp_info = {"sellp", "SELL-P", make_operator<SellpTraits>, 0, 0};
+#else
+// complex scalars: the types are registered and refuse to be created (CheckSupported)
+FormatInfo sellp_info = {"sellp", "SELL-P", nullptr, 0, 0};
+#endif
 
 } // namespace gpumats
