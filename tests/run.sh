@@ -156,7 +156,7 @@ if ! skipped options; then
     base=${t%cuda}
     case $base in
       cmrs) good="-mat_cmrs_height 4"; info="CMRS.*strip height 4" ;;
-      sellp) good="-mat_sellp_slice_height 16 -mat_sellp_threads_per_row 2"; info="SELL-P.*slice height 16, 2 threads per row" ;;
+      sellp) good="-mat_sellp_slice_height 16 -mat_sellp_threads_per_row 2 -mat_sellp_index 32"; info="SELL-P.*slice height 16, 2 threads per row.*32-bit" ;;
       bellpack) good="-mat_bellpack_block_size 2,3"; info="BELLPACK.*block size 2x3" ;;
     esac
     expect_output "mat-view-info/$t" "$info" "${EX2[@]}" -mat_type "$t" $good -mat_view ::ascii_info
@@ -176,7 +176,8 @@ if ! skipped options; then
   bad sellp "-mat_sellp_threads_per_row" -mat_sellp_threads_per_row 64
   bad sellp "1024 threads" -mat_sellp_slice_height 128 -mat_sellp_threads_per_row 16
   bad sellp "-mat_sellp_sigma" -mat_sellp_sigma 12
-  bad sellp "-mat_sellp_sigma" -mat_sellp_sigma 0
+  bad sellp "-mat_sellp_sigma" -mat_sellp_sigma -1
+  bad sellp "-mat_sellp_index" -mat_sellp_index 8
   bad bellpack "-mat_bellpack_block_size" -mat_bellpack_block_size 9
   bad bellpack "-mat_bellpack_block_size" -mat_bellpack_block_size 0,2
   bad bellpack "-mat_bellpack_partition_rows" -mat_bellpack_partition_rows 48

@@ -27,7 +27,8 @@ std::string describe(const cmrs::Params &p)
 }
 std::string describe(const sellp::Params &p)
 {
-  return "b=" + std::to_string(p.slice_height) + " t=" + std::to_string(p.threads_per_row) + " sigma=" + std::to_string(p.sigma);
+  return "b=" + std::to_string(p.slice_height) + " t=" + std::to_string(p.threads_per_row) + " sigma=" + std::to_string(p.sigma) +
+         " index=" + std::to_string(int(p.index));
 }
 std::string describe(const bellpack::Params &p)
 {
@@ -48,7 +49,8 @@ std::vector<sellp::Params> sellp_sweep()
   for (int b : {1, 2, 4, 8, 32, 128, 1024})
     for (int t : {1, 2, 4, 8, 16, 32})
       if (b * t <= 1024)
-        for (int sigma : {1, b, 4 * b}) v.push_back({b, t, sigma});
+        for (int sigma : {1, b, 4 * b})
+          for (sellp::Index ix : {sellp::Index::k32, sellp::Index::k16_if_possible}) v.push_back({b, t, sigma, ix});
   return v;
 }
 std::vector<bellpack::Params> bellpack_sweep(bool full)
@@ -190,6 +192,19 @@ void bad_input()
   const double       va[1] = {1.0};
   CsrView<double, std::int32_t> wide{1, std::int64_t(1) << 28, rp, ci, va};
   expect_error("cmrs/too-wide-for-28-bit-columns", [&] { cmrs::from_csr(wide, cmrs::Params{}); }, "28-bit");
+  // 16-bit SELL-P columns: taken where the slice columns allow, refused on demand where they do not
+  {
+    const Csr<double> P  = testmat::poisson2d(40);
+    auto              S  = sellp::from_csr(P.view(), sellp::Params{32, 1, 1, sellp::Index::k16});
+    auto              S2 = sellp::from_csr(P.view(), sellp::Params{32, 1, 1, sellp::Index::k32});
+    check::record(S.index16 && sellp::footprint(S).index_bytes < sellp::footprint(S2).index_bytes, "sellp/index16-smaller-footprint");
+    const std::int32_t rpw[3] = {0, 1, 2}, ciw[2] = {0, 70000};
+    const double       vaw[2] = {1, 2};
+    CsrView<double, std::int32_t> spread{2, 70001, rpw, ciw, vaw};
+    expect_error("sellp/index16-too-wide", [&] { sellp::from_csr(spread, sellp::Params{2, 1, 1, sellp::Index::k16}); }, "2^16");
+    auto S3 = sellp::from_csr(spread, sellp::Params{2, 1, 1, sellp::Index::k16_if_possible});
+    check::record(!S3.index16 && sellp::to_csr(S3).col_ind == std::vector<std::int32_t>{0, 70000}, "sellp/index16-falls-back-when-too-wide");
+  }
   // the other formats take it
   bool ok = true;
   try {

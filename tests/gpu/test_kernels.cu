@@ -95,7 +95,8 @@ std::string describe(const cmrs::Params &p)
 }
 std::string describe(const sellp::Params &p)
 {
-  return "b=" + std::to_string(p.slice_height) + " t=" + std::to_string(p.threads_per_row) + " sigma=" + std::to_string(p.sigma);
+  return "b=" + std::to_string(p.slice_height) + " t=" + std::to_string(p.threads_per_row) + " sigma=" + std::to_string(p.sigma) +
+         " index=" + std::to_string(int(p.index));
 }
 std::string describe(const bellpack::Params &p)
 {
@@ -121,7 +122,8 @@ bool sellp_case(const Csr<V> &A, const sellp::Params &p, std::string &why)
   auto       up   = sellp::to_device(H);
   auto       conv = sellp::build_on_device(A.view(), p);
   const auto D    = sellp::download(*conv);
-  if (D.slice_ptr != H.slice_ptr || D.col_ind != H.col_ind || !bits_equal(D.val, H.val) || D.row_perm != H.row_perm)
+  if (D.slice_ptr != H.slice_ptr || D.index16 != H.index16 || D.col_ind != H.col_ind || D.col_delta != H.col_delta || D.col_base != H.col_base ||
+      !bits_equal(D.val, H.val) || D.row_perm != H.row_perm)
     return why = "device conversion differs from host", false;
   if (!check_spmv(*up, A, true, why)) return why = "uploaded: " + why, false;
   return check_spmv(*conv, A, true, why);
@@ -182,10 +184,11 @@ void run_all(const char *vname)
   for (int b : {1, 2, 4, 8, 32, 128, 1024})
     for (int t : {1, 2, 4, 8, 16, 32})
       if (b * t <= 1024)
-        for (int sigma : {1, 4 * b}) {
-          sp.push_back({b, t, sigma});
-          if (b * t == 32 || b * t == 1024 || b * t == 2) sq.push_back({b, t, sigma});
-        }
+        for (int sigma : {1, 4 * b})
+          for (sellp::Index ix : {sellp::Index::k32, sellp::Index::k16_if_possible}) {
+            sp.push_back({b, t, sigma, ix});
+            if (b * t == 32 || b * t == 1024 || b * t == 2) sq.push_back({b, t, sigma, ix});
+          }
   std::vector<bellpack::Params> bp, bq;
   for (int r = 1; r <= 8; ++r)
     for (int c = 1; c <= 8; ++c)

@@ -15,7 +15,7 @@
 static int check_failures = 0;
 
 /* Collective: the check passes only if it passed on every rank. */
-static PetscErrorCode Check(MPI_Comm comm, PetscBool ok, const char *name, const char *why)
+static inline PetscErrorCode Check(MPI_Comm comm, PetscBool ok, const char *name, const char *why)
 {
   int mine = ok ? 1 : 0, all;
 
@@ -39,7 +39,7 @@ typedef struct {
   char     vectype[64];
 } TypeList;
 
-static PetscErrorCode GetTypeList(TypeList *t)
+static inline PetscErrorCode GetTypeList(TypeList *t)
 {
   PetscBool set;
 
@@ -56,7 +56,7 @@ static PetscErrorCode GetTypeList(TypeList *t)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode FreeTypeList(TypeList *t)
+static inline PetscErrorCode FreeTypeList(TypeList *t)
 {
   PetscFunctionBeginUser;
   for (PetscInt i = 0; i < t->ntypes; i++) PetscCall(PetscFree(t->types[i]));
@@ -65,7 +65,7 @@ static PetscErrorCode FreeTypeList(TypeList *t)
 
 /* |y - yref| <= tol * (|A| |x| + |yin|) row by row, with |A||x| computed by the caller into mag;
    NaN must match NaN and Inf must match Inf of the same sign. */
-static PetscErrorCode CompareVecs(Vec y, Vec yref, Vec mag, PetscReal tol, PetscBool *ok, char *why, size_t len)
+static inline PetscErrorCode CompareVecs(Vec y, Vec yref, Vec mag, PetscReal tol, PetscBool *ok, char *why, size_t len)
 {
   const PetscScalar *a, *b, *m;
   PetscInt           n;
@@ -90,7 +90,7 @@ static PetscErrorCode CompareVecs(Vec y, Vec yref, Vec mag, PetscReal tol, Petsc
 }
 
 /* mag = |A| |x| (+ |yin|): the scale of the rounding error of A x in any summation order. */
-static PetscErrorCode Magnitude(Mat Aaij, Vec x, Vec yin, Vec mag)
+static inline PetscErrorCode Magnitude(Mat Aaij, Vec x, Vec yin, Vec mag)
 {
   Mat Aabs;
   Vec xabs;

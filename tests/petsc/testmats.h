@@ -9,7 +9,7 @@
 
 #include "check.h"
 
-static PetscReal TestHash(PetscInt seed, PetscInt i, PetscInt k)
+static inline PetscReal TestHash(PetscInt seed, PetscInt i, PetscInt k)
 {
   unsigned long long h = 1469598103934665603ull ^ (unsigned long long)(seed * 1000003 + i);
   h                    = (h ^ (unsigned long long)k) * 1099511628211ull;
@@ -21,7 +21,7 @@ static PetscReal TestHash(PetscInt seed, PetscInt i, PetscInt k)
 
 typedef enum { LAYOUT_DECIDE, LAYOUT_LAST_RANK_EMPTY } TestLayout;
 
-static PetscErrorCode TestCreate(MPI_Comm comm, PetscInt M, PetscInt N, TestLayout layout, PetscInt bs, Mat *A)
+static inline PetscErrorCode TestCreate(MPI_Comm comm, PetscInt M, PetscInt N, TestLayout layout, PetscInt bs, Mat *A)
 {
   PetscMPIInt size, rank;
   PetscInt    m = PETSC_DECIDE;
@@ -42,7 +42,7 @@ static PetscErrorCode TestCreate(MPI_Comm comm, PetscInt M, PetscInt N, TestLayo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode TestAssemble(Mat A)
+static inline PetscErrorCode TestAssemble(Mat A)
 {
   PetscFunctionBeginUser;
   PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
@@ -52,7 +52,7 @@ static PetscErrorCode TestAssemble(Mat A)
 
 /* Builds the named test matrix. Names: poisson2d, random-empty-rows, dense-row, tiny,
    rank-without-rows, blocks3, nan-and-huge, wide */
-static PetscErrorCode TestMatrix(MPI_Comm comm, const char *name, Mat *A)
+static inline PetscErrorCode TestMatrix(MPI_Comm comm, const char *name, Mat *A)
 {
   PetscBool is;
   PetscInt  rs, re, M, N;
@@ -135,7 +135,7 @@ static const char *const test_matrices[] = {"poisson2d", "random-empty-rows", "d
 #define NTESTMATS ((PetscInt)(sizeof(test_matrices) / sizeof(test_matrices[0])))
 
 /* A deterministic vector in [-1, 1], the same on any number of ranks. */
-static PetscErrorCode TestVector(Vec v, PetscInt seed)
+static inline PetscErrorCode TestVector(Vec v, PetscInt seed)
 {
   PetscInt     rs, re;
   PetscScalar *a;

@@ -20,12 +20,21 @@
 namespace gpumats {
 namespace sellp {
 
-constexpr std::int32_t kPadColumn = -1; // padding entry: no column, contributes nothing
+constexpr std::int32_t  kPadColumn = -1;     // padding entry: no column, contributes nothing
+constexpr std::uint16_t kPadDelta  = 0xFFFF; // the same in the 16-bit form
+constexpr std::int64_t  kMaxSpan   = 0xFFFE; // widest column range a 16-bit slice column can hold
+
+// Column indices: 32-bit, or 16-bit deltas from a 32-bit base kept per slice column (entry k of the
+// b rows of a slice). The ELLPACK paper's index compression, with a base per slice column instead
+// of the row index, so a 3D stencil whose band exceeds 2^15 still fits as long as the columns of
+// one slice column stay within 2^16 of each other.
+enum class Index { k32 = 0, k16 = 1, k16_if_possible = 2 };
 
 struct Params {
-  int slice_height    = 8; // b
-  int threads_per_row = 4; // t
-  int sigma           = 1; // sorting window in rows; 1 = no sorting
+  int   slice_height    = 8; // b
+  int   threads_per_row = 4; // t
+  int   sigma           = 1; // sorting window in rows; 1 = no sorting
+  Index index           = Index::k32;
 };
 
 constexpr int kMaxThreads = 1024; // b*t threads form one CUDA block
@@ -41,6 +50,7 @@ inline void check_params(const Params &p)
   if (p.slice_height * p.threads_per_row > kMaxThreads)
     throw FormatError("SELL-P: slice height x threads per row = " + std::to_string(p.slice_height * p.threads_per_row) +
                       " exceeds 1024 threads per CUDA block; lower one of them");
+  if (int(p.index) < 0 || int(p.index) > 2) throw FormatError("SELL-P: unknown column index form " + std::to_string(int(p.index)));
   if (p.sigma < 1 || (p.sigma > 1 && p.sigma % p.slice_height))
     throw FormatError("SELL-P: sigma " + std::to_string(p.sigma) + " must be 1 (no sorting) or a positive multiple of the slice height " +
                       std::to_string(p.slice_height));
@@ -48,11 +58,14 @@ inline void check_params(const Params &p)
 
 template <class V>
 struct Matrix {
-  Params                    params;
-  std::int64_t              nrows = 0, ncols = 0, nnz = 0;
-  std::vector<std::int32_t> slice_ptr{0}; // slices()+1 offsets; slice s is b x width(s), column-major
-  std::vector<std::int32_t> col_ind;      // column, or kPadColumn
-  std::vector<V>            val;
+  Params                     params;
+  std::int64_t               nrows = 0, ncols = 0, nnz = 0;
+  bool                       index16 = false; // which of the two column forms is stored
+  std::vector<std::int32_t>  slice_ptr{0};    // slices()+1 offsets; slice s is b x width(s), column-major
+  std::vector<std::int32_t>  col_ind;         // 32-bit form: column, or kPadColumn
+  std::vector<std::uint16_t> col_delta;       // 16-bit form: column - col_base[slice column], or kPadDelta
+  std::vector<std::int32_t>  col_base;        // 16-bit form: one base per slice column (stored / b)
+  std::vector<V>             val;
   std::vector<std::int32_t> row_perm;     // stored position -> original row; empty when sigma == 1
   std::vector<std::int32_t> row_len;      // entries of each stored row before padding (host only; to_csr)
 
@@ -60,6 +73,12 @@ struct Matrix {
   std::int64_t width(std::int64_t s) const { return (slice_ptr[s + 1] - slice_ptr[s]) / params.slice_height; }
   std::int64_t stored() const { return std::int64_t(val.size()); }
   std::int64_t original_row(std::int64_t pos) const { return row_perm.empty() ? pos : row_perm[pos]; }
+  // column of stored entry e, or kPadColumn
+  std::int32_t column(std::int64_t e) const
+  {
+    if (!index16) return col_ind[e];
+    return col_delta[e] == kPadDelta ? kPadColumn : col_base[e / params.slice_height] + col_delta[e];
+  }
 };
 
 template <class V>
@@ -70,7 +89,7 @@ Footprint footprint(const Matrix<V> &A)
   f.cols        = A.ncols;
   f.nnz         = A.nnz;
   f.stored      = A.stored();
-  f.index_bytes = 4 * (A.stored() + A.slices() + 1 + std::int64_t(A.row_perm.size()));
+  f.index_bytes = (A.index16 ? 2 * A.stored() + 4 * std::int64_t(A.col_base.size()) : 4 * A.stored()) + 4 * (A.slices() + 1 + std::int64_t(A.row_perm.size()));
   f.value_bytes = std::int64_t(sizeof(V)) * A.stored();
   return f;
 }
@@ -89,6 +108,46 @@ std::vector<std::int32_t> sigma_order(const CsrView<V, RI, CI> &A, int sigma)
     std::stable_sort(first, last, [&](std::int32_t a, std::int32_t b) { return len(a) > len(b); });
   }
   return perm;
+}
+
+// Base of each slice column: its smallest column (0 when it holds only padding), and whether every
+// slice column spans at most kMaxSpan. Shared by the host conversion and the device one (which
+// computes the same on the GPU and is tested against this).
+inline bool slice_column_bases(const std::int32_t *col, std::int64_t stored, std::int64_t b, std::vector<std::int32_t> &base)
+{
+  bool fits = true;
+  base.assign(std::size_t(stored / b), 0);
+  for (std::int64_t c = 0; c < stored / b; ++c) {
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = -1;
+    for (std::int64_t e = c * b; e < (c + 1) * b; ++e)
+      if (col[e] != kPadColumn) lo = std::min<std::int64_t>(lo, col[e]), hi = std::max<std::int64_t>(hi, col[e]);
+    if (hi >= 0) {
+      base[c] = std::int32_t(lo);
+      fits    = fits && hi - lo <= kMaxSpan;
+    }
+  }
+  return fits;
+}
+
+// Replaces the 32-bit columns by 16-bit deltas where every slice column allows it.
+template <class V>
+void compress_columns(Matrix<V> &M)
+{
+  const std::int64_t b    = M.params.slice_height;
+  const bool         fits = slice_column_bases(M.col_ind.data(), M.stored(), b, M.col_base);
+  if (!fits) {
+    M.col_base.clear();
+    if (M.params.index == Index::k16)
+      throw FormatError("SELL-P: the columns of a slice column span more than 2^16, too wide for 16-bit indices; use 32-bit indices (-mat_sellp_index 32) "
+                        "or a smaller slice height");
+    return;
+  }
+  M.col_delta.resize(M.col_ind.size());
+  for (std::int64_t e = 0; e < M.stored(); ++e)
+    M.col_delta[e] = M.col_ind[e] == kPadColumn ? kPadDelta : std::uint16_t(M.col_ind[e] - M.col_base[e / b]);
+  M.col_ind.clear();
+  M.col_ind.shrink_to_fit();
+  M.index16 = true;
 }
 
 template <class V, class RI, class CI>
@@ -124,6 +183,7 @@ Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
       M.val[M.slice_ptr[s] + k * b + i]     = A.val[src + k];
     }
   }
+  if (p.index != Index::k32) compress_columns(M);
   return M;
 }
 
@@ -142,7 +202,7 @@ Csr<V> to_csr(const Matrix<V> &M)
   for (std::int64_t pos = 0; pos < M.nrows; ++pos) {
     const std::int64_t s = pos / b, i = pos % b, dst = C.row_ptr[M.original_row(pos)];
     for (std::int64_t k = 0; k < M.row_len[pos]; ++k) {
-      C.col_ind[dst + k] = M.col_ind[M.slice_ptr[s] + k * b + i];
+      C.col_ind[dst + k] = M.column(M.slice_ptr[s] + k * b + i);
       C.val[dst + k]     = M.val[M.slice_ptr[s] + k * b + i];
     }
   }

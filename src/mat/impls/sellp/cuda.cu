@@ -28,10 +28,22 @@ int log2i(int v)
   return l;
 }
 
-template <class V, LoadPolicy P, bool SHUFFLE>
+// Column of the entry at offset e of the slice (slice column sc), in either index form.
+template <bool IDX16, LoadPolicy P>
+__device__ __forceinline__ std::int32_t load_column(const void *col, const std::int32_t *base, std::int64_t e, std::int64_t sc)
+{
+  if constexpr (IDX16) {
+    const std::uint16_t d = cuda::load_matrix<P>(static_cast<const std::uint16_t *>(col) + e);
+    return d == kPadDelta ? kPadColumn : __ldg(base + sc) + std::int32_t(d);
+  } else {
+    return cuda::load_matrix<P>(static_cast<const std::int32_t *>(col) + e);
+  }
+}
+
+template <class V, LoadPolicy P, bool SHUFFLE, bool IDX16>
 __global__ void spmv_kernel(std::int64_t nslices, std::int64_t nrows, int b_log2, int t_log2, const std::int32_t *__restrict__ slice_ptr,
-                            const std::int32_t *__restrict__ col, const V *__restrict__ val, const std::int32_t *__restrict__ perm, const V *__restrict__ x,
-                            Epilogue<V> ep)
+                            const void *__restrict__ col, const std::int32_t *__restrict__ base, const V *__restrict__ val,
+                            const std::int32_t *__restrict__ perm, const V *__restrict__ x, Epilogue<V> ep)
 {
   extern __shared__ unsigned char smem_raw[];
   const int          bt_log2 = b_log2 + t_log2, bt = 1 << bt_log2;
@@ -41,20 +53,22 @@ __global__ void spmv_kernel(std::int64_t nslices, std::int64_t nrows, int b_log2
 
   V sum = V(0);
   if (s < nslices) {
-    const std::int32_t  off   = slice_ptr[s];
-    const std::int32_t  steps = (slice_ptr[s + 1] - off) >> bt_log2; // entries per thread
-    const std::int32_t *c     = col + off + local;
-    const V            *v     = val + off + local;
-    std::int32_t        kk    = 0;
+    const std::int32_t off   = slice_ptr[s];
+    const std::int32_t steps = (slice_ptr[s + 1] - off) >> bt_log2; // entries per thread
+    // entry kk of this thread: offset off + local + kk*b*t, in slice column off/b + j + kk*t
+    const std::int64_t e0 = off + local, sc0 = (off >> b_log2) + j;
+    const V           *v  = val + e0;
+    std::int32_t       kk = 0;
     for (; kk + 1 < steps; kk += 2) { // the paper's unroll by two: two independent load chains
-      const std::int32_t c1 = cuda::load_matrix<P>(c + (kk << bt_log2)), c2 = cuda::load_matrix<P>(c + ((kk + 1) << bt_log2));
-      const V            v1 = cuda::load_matrix<P>(v + (kk << bt_log2)), v2 = cuda::load_matrix<P>(v + ((kk + 1) << bt_log2));
+      const std::int32_t c1 = load_column<IDX16, P>(col, base, e0 + (std::int64_t(kk) << bt_log2), sc0 + (std::int64_t(kk) << t_log2));
+      const std::int32_t c2 = load_column<IDX16, P>(col, base, e0 + (std::int64_t(kk + 1) << bt_log2), sc0 + (std::int64_t(kk + 1) << t_log2));
+      const V            v1 = cuda::load_matrix<P>(v + (std::int64_t(kk) << bt_log2)), v2 = cuda::load_matrix<P>(v + (std::int64_t(kk + 1) << bt_log2));
       if (c1 != kPadColumn) sum += v1 * cuda::load_x(x, std::uint32_t(c1));
       if (c2 != kPadColumn) sum += v2 * cuda::load_x(x, std::uint32_t(c2));
     }
     if (kk < steps) {
-      const std::int32_t c1 = cuda::load_matrix<P>(c + (kk << bt_log2));
-      const V            v1 = cuda::load_matrix<P>(v + (kk << bt_log2));
+      const std::int32_t c1 = load_column<IDX16, P>(col, base, e0 + (std::int64_t(kk) << bt_log2), sc0 + (std::int64_t(kk) << t_log2));
+      const V            v1 = cuda::load_matrix<P>(v + (std::int64_t(kk) << bt_log2));
       if (c1 != kPadColumn) sum += v1 * cuda::load_x(x, std::uint32_t(c1));
     }
   }
@@ -79,8 +93,22 @@ class DeviceMatrix final : public cuda::Operator<V> {
 public:
   Params                    params;
   std::int64_t              nrows = 0, ncols = 0, nnz = 0, nslices = 0;
+  bool                      index16 = false;
   std::vector<std::int32_t> row_len; // host copy, only for download()
-  Buffer                    slice_ptr, col, val, perm;
+  Buffer                    slice_ptr, col, base, val, perm;
+
+  template <bool SHUFFLE, bool IDX16>
+  void launch(const V *x, const Epilogue<V> &ep, cudaStream_t st, int b_log2, int t_log2, int block, std::int64_t grid) const
+  {
+    const std::size_t smem = SHUFFLE ? 0 : block * sizeof(V);
+    const auto       *pm   = perm.get() ? perm.as<std::int32_t>() : nullptr;
+    auto go = [&](auto kernel) {
+      kernel<<<unsigned(grid), block, smem, st>>>(nslices, nrows, b_log2, t_log2, slice_ptr.as<std::int32_t>(), col.get(), base.as<std::int32_t>(),
+                                                  val.as<V>(), pm, x, ep);
+    };
+    if (this->load_policy == LoadPolicy::kStream) go(spmv_kernel<V, LoadPolicy::kStream, SHUFFLE, IDX16>);
+    else go(spmv_kernel<V, LoadPolicy::kDefault, SHUFFLE, IDX16>);
+  }
 
   void spmv(const V *x, const Epilogue<V> &ep, void *stream) const override
   {
@@ -88,19 +116,34 @@ public:
     const int          b_log2 = log2i(params.slice_height), t_log2 = log2i(params.threads_per_row), bt = 1 << (b_log2 + t_log2);
     const int          block  = std::max(bt, kMinBlock);
     const std::int64_t grid   = (nslices * bt + block - 1) / block;
-    const auto        *pm     = perm.get() ? perm.as<std::int32_t>() : nullptr;
     auto               st     = static_cast<cudaStream_t>(stream);
-    auto go = [&](auto kernel, std::size_t smem) {
-      kernel<<<unsigned(grid), block, smem, st>>>(nslices, nrows, b_log2, t_log2, slice_ptr.as<std::int32_t>(), col.as<std::int32_t>(), val.as<V>(), pm, x,
-                                                  ep);
-    };
-    const bool stream_loads = this->load_policy == LoadPolicy::kStream;
-    if (bt <= cuda::kWarp) go(stream_loads ? spmv_kernel<V, LoadPolicy::kStream, true> : spmv_kernel<V, LoadPolicy::kDefault, true>, 0);
-    else go(stream_loads ? spmv_kernel<V, LoadPolicy::kStream, false> : spmv_kernel<V, LoadPolicy::kDefault, false>, block * sizeof(V));
+    if (bt <= cuda::kWarp) index16 ? launch<true, true>(x, ep, st, b_log2, t_log2, block, grid) : launch<true, false>(x, ep, st, b_log2, t_log2, block, grid);
+    else index16 ? launch<false, true>(x, ep, st, b_log2, t_log2, block, grid) : launch<false, false>(x, ep, st, b_log2, t_log2, block, grid);
     cuda::check_launch("SELL-P SpMV kernel");
   }
-  std::size_t bytes() const override { return slice_ptr.bytes() + col.bytes() + val.bytes() + perm.bytes(); }
+  std::size_t bytes() const override { return slice_ptr.bytes() + col.bytes() + base.bytes() + val.bytes() + perm.bytes(); }
 };
+
+// One thread per slice column: its smallest column as base, and whether its span fits 16 bits
+// (the device twin of slice_column_bases).
+__global__ void bases_kernel(std::int64_t ncolumns, int b, const std::int32_t *__restrict__ col, std::int32_t *__restrict__ base, int *__restrict__ too_wide)
+{
+  const std::int64_t c = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= ncolumns) return;
+  std::int64_t lo = INT64_MAX, hi = -1;
+  for (std::int64_t e = c * b; e < (c + 1) * b; ++e)
+    if (col[e] != kPadColumn) lo = min(lo, std::int64_t(col[e])), hi = max(hi, std::int64_t(col[e]));
+  base[c] = hi >= 0 ? std::int32_t(lo) : 0;
+  if (hi >= 0 && hi - lo > kMaxSpan) atomicOr(too_wide, 1);
+}
+
+__global__ void delta_kernel(std::int64_t stored, int b, const std::int32_t *__restrict__ col, const std::int32_t *__restrict__ base,
+                             std::uint16_t *__restrict__ delta)
+{
+  const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= stored) return;
+  delta[e] = col[e] == kPadColumn ? kPadDelta : std::uint16_t(col[e] - base[e / b]);
+}
 
 // One thread per stored row position: scatters its source row into the column-major slice.
 template <class V, class I>
@@ -131,8 +174,14 @@ std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
   D->nslices   = M.slices();
   D->row_len   = M.row_len;
   D->slice_ptr = cuda::upload(M.slice_ptr.data(), M.slice_ptr.size());
-  D->col       = cuda::upload(M.col_ind.data(), M.col_ind.size());
-  D->val       = cuda::upload(M.val.data(), M.val.size());
+  D->index16   = M.index16;
+  if (M.index16) {
+    D->col  = cuda::upload(M.col_delta.data(), M.col_delta.size());
+    D->base = cuda::upload(M.col_base.data(), M.col_base.size());
+  } else {
+    D->col = cuda::upload(M.col_ind.data(), M.col_ind.size());
+  }
+  D->val = cuda::upload(M.val.data(), M.val.size());
   if (!M.row_perm.empty()) D->perm = cuda::upload(M.row_perm.data(), M.row_perm.size());
   D->footprint = footprint(M);
   return D;
@@ -181,12 +230,37 @@ std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, co
                                                                    D->val.template as<V>());
     cuda::check_launch("SELL-P scatter kernel");
   }
+  if (p.index != Index::k32 && stored) {
+    const std::int64_t ncolumns = stored / b;
+    Buffer             too_wide(sizeof(int));
+    int                wide     = 0;
+    D->base.resize(ncolumns * sizeof(std::int32_t));
+    cuda::check(cudaMemset(too_wide.get(), 0, sizeof(int)), "cudaMemset");
+    bases_kernel<<<unsigned((ncolumns + 255) / 256), 256>>>(ncolumns, int(b), D->col.template as<std::int32_t>(), D->base.template as<std::int32_t>(),
+                                                           too_wide.as<int>());
+    cuda::check_launch("SELL-P bases kernel");
+    cuda::copy_to_host_sync(&wide, too_wide.get(), sizeof(int), nullptr);
+    if (wide) {
+      D->base = Buffer();
+      if (p.index == Index::k16)
+        throw FormatError("SELL-P: the columns of a slice column span more than 2^16, too wide for 16-bit indices; use 32-bit indices (-mat_sellp_index 32) "
+                          "or a smaller slice height");
+    } else {
+      Buffer delta(stored * sizeof(std::uint16_t));
+      delta_kernel<<<unsigned((stored + 255) / 256), 256>>>(stored, int(b), D->col.template as<std::int32_t>(), D->base.template as<std::int32_t>(),
+                                                           delta.as<std::uint16_t>());
+      cuda::check_launch("SELL-P delta kernel");
+      cuda::synchronize(nullptr);
+      D->col     = std::move(delta);
+      D->index16 = true;
+    }
+  }
   cuda::synchronize(nullptr);
   D->footprint.rows        = A.nrows;
   D->footprint.cols        = A.ncols;
   D->footprint.nnz         = nnz;
   D->footprint.stored      = stored;
-  D->footprint.index_bytes = 4 * (stored + ns + 1 + (p.sigma > 1 ? A.nrows : 0));
+  D->footprint.index_bytes = (D->index16 ? 2 * stored + 4 * (stored / b) : 4 * stored) + 4 * (ns + 1 + (p.sigma > 1 ? A.nrows : 0));
   D->footprint.value_bytes = std::int64_t(sizeof(V)) * stored;
   return D;
 }
@@ -206,10 +280,19 @@ Matrix<V> download(const cuda::Operator<V> &op)
   const std::int64_t stored = M.slice_ptr.back();
   M.col_ind.resize(stored);
   M.val.resize(stored);
-  if (stored) {
+  M.index16 = D.index16;
+  if (D.index16) {
+    M.col_ind.clear();
+    M.col_delta.resize(stored);
+    M.col_base.resize(stored / D.params.slice_height);
+    if (stored) {
+      cuda::copy_to_host_sync(M.col_delta.data(), D.col.get(), stored * sizeof(std::uint16_t), nullptr);
+      cuda::copy_to_host_sync(M.col_base.data(), D.base.get(), M.col_base.size() * sizeof(std::int32_t), nullptr);
+    }
+  } else if (stored) {
     cuda::copy_to_host_sync(M.col_ind.data(), D.col.get(), stored * sizeof(std::int32_t), nullptr);
-    cuda::copy_to_host_sync(M.val.data(), D.val.get(), stored * sizeof(V), nullptr);
   }
+  if (stored) cuda::copy_to_host_sync(M.val.data(), D.val.get(), stored * sizeof(V), nullptr);
   if (D.perm.get()) {
     M.row_perm.resize(D.nrows);
     cuda::copy_to_host_sync(M.row_perm.data(), D.perm.get(), D.nrows * sizeof(std::int32_t), nullptr);

@@ -20,7 +20,7 @@ void spmv(const Matrix<V> &M, const V *x, const Epilogue<V> &ep)
         V sum = 0;
         for (std::int64_t k = j; k < w; k += t) {
           const std::int64_t  e = M.slice_ptr[s] + k * b + i;
-          const std::int32_t  c = M.col_ind[e];
+          const std::int32_t  c = M.column(e);
           if (c != kPadColumn) sum += M.val[e] * x[c];
         }
         part[j] = sum;

@@ -10,47 +10,93 @@ namespace gpumats {
 namespace {
 
 struct SellpTraits {
-  using Params = sellp::Params;
+  // the core parameters plus which of them the user set; the others are chosen per matrix
+  struct Params {
+    sellp::Params core{0, 0, 0, sellp::Index::k16_if_possible};
+  };
   using Matrix = sellp::Matrix<Scalar>;
 
   static PetscErrorCode options(OptionItems PetscOptionsObject, MPI_Comm comm, Params &p, PetscBool *changed)
   {
-    PetscInt  b = p.slice_height, t = p.threads_per_row, sigma = p.sigma;
-    PetscBool set_b, set_t, set_s;
+    const char *indices[] = {"auto", "32", "16"};
+    PetscInt    b = p.core.slice_height, t = p.core.threads_per_row, sigma = p.core.sigma, ix = p.core.index == sellp::Index::k16_if_possible ? 0 : (p.core.index == sellp::Index::k32 ? 1 : 2);
+    PetscBool   set_b, set_t, set_s, set_i;
 
     PetscFunctionBegin;
-    PetscCall(PetscOptionsInt("-mat_sellp_slice_height", "Rows per SELL-P slice b: a power of two, 1-1024", "MATSELLP", b, &b, &set_b));
-    PetscCall(PetscOptionsInt("-mat_sellp_threads_per_row", "Threads per row t: a power of two, 1-32 (rows are padded to multiples of t)", "MATSELLP", t, &t,
-                              &set_t));
-    PetscCall(PetscOptionsInt("-mat_sellp_sigma", "SELL-C-sigma sorting window in rows: 1 (no sorting) or a multiple of the slice height", "MATSELLP", sigma,
-                              &sigma, &set_s));
-    PetscCheck(b >= 1 && b <= sellp::kMaxThreads && sellp::is_pow2(int(b)), comm, PETSC_ERR_ARG_OUTOFRANGE,
+    PetscCall(PetscOptionsInt("-mat_sellp_slice_height", "Rows per SELL-P slice b: a power of two, 1-1024 (0: chosen per matrix)", "MATSELLP", b, &b, &set_b));
+    PetscCall(PetscOptionsInt("-mat_sellp_threads_per_row", "Threads per row t: a power of two, 1-32, rows padded to multiples of t (0: chosen per matrix)",
+                              "MATSELLP", t, &t, &set_t));
+    PetscCall(PetscOptionsInt("-mat_sellp_sigma", "SELL-C-sigma sorting window in rows: 1 (no sorting) or a multiple of the slice height (0: chosen per matrix)",
+                              "MATSELLP", sigma, &sigma, &set_s));
+    PetscCall(PetscOptionsEList("-mat_sellp_index", "Column indices: 16-bit deltas per slice column where they fit (auto), always 32-bit, or 16-bit (error if they do not fit)",
+                                "MATSELLP", indices, 3, indices[ix], &ix, &set_i));
+    PetscCheck(b == 0 || (b >= 1 && b <= sellp::kMaxThreads && sellp::is_pow2(int(b))), comm, PETSC_ERR_ARG_OUTOFRANGE,
                "-mat_sellp_slice_height %" PetscInt_FMT " is invalid: use a power of two from 1 to 1024", b);
-    PetscCheck(t >= 1 && t <= 32 && sellp::is_pow2(int(t)), comm, PETSC_ERR_ARG_OUTOFRANGE,
+    PetscCheck(t == 0 || (t >= 1 && t <= 32 && sellp::is_pow2(int(t))), comm, PETSC_ERR_ARG_OUTOFRANGE,
                "-mat_sellp_threads_per_row %" PetscInt_FMT " is invalid: use a power of two from 1 to 32", t);
     PetscCheck(b * t <= sellp::kMaxThreads, comm, PETSC_ERR_ARG_INCOMP,
                "-mat_sellp_slice_height %" PetscInt_FMT " times -mat_sellp_threads_per_row %" PetscInt_FMT " = %" PetscInt_FMT
                " threads exceeds the 1024 threads of a CUDA block; lower one of them",
                b, t, b * t);
-    PetscCheck(sigma == 1 || (sigma > 1 && sigma % b == 0), comm, PETSC_ERR_ARG_OUTOFRANGE,
-               "-mat_sellp_sigma %" PetscInt_FMT " is invalid: use 1 (no sorting) or a positive multiple of the slice height %" PetscInt_FMT, sigma, b);
-    (void)set_b, (void)set_t, (void)set_s;
-    Params q{int(b), int(t), int(sigma)};
-    *changed = (q.slice_height != p.slice_height || q.threads_per_row != p.threads_per_row || q.sigma != p.sigma) ? PETSC_TRUE : PETSC_FALSE;
+    PetscCheck(sigma >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_sellp_sigma %" PetscInt_FMT " is invalid: use 0 (chosen per matrix), 1 (no sorting) or a multiple of the slice height", sigma);
+    PetscCheck(sigma <= 1 || sigma % (b ? b : 32) == 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "-mat_sellp_sigma %" PetscInt_FMT " is invalid: use 1 (no sorting) or a positive multiple of the slice height %" PetscInt_FMT
+               " (32 when the slice height is chosen per matrix)",
+               sigma, b ? b : 32);
+    (void)set_b, (void)set_t, (void)set_s, (void)set_i;
+    const sellp::Index index[] = {sellp::Index::k16_if_possible, sellp::Index::k32, sellp::Index::k16};
+    Params             q{{int(b), int(t), int(sigma), index[ix]}};
+    *changed = (q.core.slice_height != p.core.slice_height || q.core.threads_per_row != p.core.threads_per_row || q.core.sigma != p.core.sigma ||
+                q.core.index != p.core.index)
+                 ? PETSC_TRUE
+                 : PETSC_FALSE;
     p        = q;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  static Params    resolve(const Params &p, const CsrIn &, PetscInt) { return p; }
-  static Matrix    from_csr(const CsrIn &A, const Params &p) { return sellp::from_csr(A, p); }
+
+  // Fills in what the user left to the matrix: threads per row from the mean row length (one
+  // thread per row while rows are short; a slice is one warp, b*t = 32, so the fan-in is a warp
+  // shuffle) and SELL-C-sigma sorting when slices would otherwise carry much padding.
+  static Params resolve(const Params &p, const CsrIn &A, PetscInt)
+  {
+    Params             q   = p;
+    const std::int64_t n   = A.nrows;
+    const double       mu  = n ? double(A.nnz()) / double(n) : 0;
+    if (!q.core.threads_per_row) {
+      int t = 1;
+      while (t < 32 && mu / (2 * t) >= 32) t *= 2; // keep >= 32 entries per thread
+      q.core.threads_per_row = q.core.slice_height ? std::min(t, sellp::kMaxThreads / q.core.slice_height) : t;
+    }
+    if (!q.core.slice_height) q.core.slice_height = std::max(1, 32 / q.core.threads_per_row);
+    if (!q.core.sigma) {
+      // padding of the unsorted layout, from the row lengths alone
+      const std::int64_t b = q.core.slice_height, t = q.core.threads_per_row;
+      std::int64_t       stored = 0;
+      for (std::int64_t s0 = 0; s0 < n; s0 += b) {
+        std::int64_t longest = 0;
+        for (std::int64_t i = s0; i < std::min(n, s0 + b); ++i) longest = std::max<std::int64_t>(longest, A.row_end(i) - A.row_begin(i));
+        stored += (longest + t - 1) / t * t * b;
+      }
+      q.core.sigma = (A.nnz() && double(stored) > kSortAbovePadding * double(A.nnz())) ? int(std::max<std::int64_t>(b, kSigmaRows / b * b)) : 1;
+    }
+    return q;
+  }
+  static constexpr double kSortAbovePadding = 1.25; // sort rows when unsorted slices would store 25% more than nnz
+  static constexpr int    kSigmaRows        = 4096; // window of the sort: rows of one window share x locality
+
+  static Matrix    from_csr(const CsrIn &A, const Params &p) { return sellp::from_csr(A, p.core); }
   static void      spmv(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { sellp::spmv(M, x, ep); }
   static Footprint footprint(const Matrix &M) { return sellp::footprint(M); }
 #if GPUMATS_HAVE_CUDA
-  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p) { return sellp::build_on_device(A, p); }
+  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p) { return sellp::build_on_device(A, p.core); }
 #endif
   static std::string describe(const Params &p)
   {
-    return "slice height " + std::to_string(p.slice_height) + ", " + std::to_string(p.threads_per_row) + " threads per row, " +
-           (p.sigma > 1 ? "rows sorted by length in windows of " + std::to_string(p.sigma) : std::string("no row sorting"));
+    auto n = [](int v) { return v ? std::to_string(v) : std::string("auto"); };
+    const char *ix = p.core.index == sellp::Index::k32 ? "32-bit" : (p.core.index == sellp::Index::k16 ? "16-bit" : "16-bit where they fit");
+    return "slice height " + n(p.core.slice_height) + ", " + n(p.core.threads_per_row) + " threads per row, " +
+           (p.core.sigma > 1 ? "rows sorted by length in windows of " + std::to_string(p.core.sigma) : (p.core.sigma == 1 ? std::string("no row sorting") : std::string("sorting auto"))) +
+           ", column indices " + ix;
   }
 };
 

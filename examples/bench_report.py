@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Tables and a plot from the CSV files of the petsc-gpumats MatMult benchmark (examples/bench.cu).
+
+    python3 examples/bench_report.py results.csv [more.csv ...] [--md report.md] [--png speedup.png]
+
+Writes a markdown table with one row per matrix and Mat type (matrix, nnz/row, type, time per
+MatMult, GB/s of beta+, eta+, GFlop/s, speedup over aijcusparse and over cusparse-csr-alg1,
+conversion time, the parameters the type chose) to stdout, or to the file of --md, under a line
+naming the GPU, the PETSc version and the date of the runs. Types that were skipped or failed are
+listed below the table. Speedups compare rows of the same run (same date, GPU and matrix): a
+benchmark run appends one row per type, all with the run's date.
+
+--png draws the speedup over aijcusparse (y) against nnz/row (x, log scale), one marker series per
+type, in the style of Figure 6.6 of the CMRS paper. It needs matplotlib; without it the script
+says so and writes the table only.
+
+Standard library only (plus matplotlib for --png).
+"""
+
+import argparse
+import csv
+import sys
+from collections import OrderedDict
+
+REF = "aijcusparse"
+ALG1 = "cusparse-csr-alg1"
+
+
+def number(text):
+    """float of a CSV field, None for an empty or malformed one"""
+    try:
+        return float(text) if text not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def read_rows(paths):
+    rows = []
+    for path in paths:
+        try:
+            with open(path, newline="") as f:
+                reader = csv.DictReader(f)
+                missing = {"date", "gpu", "petsc", "matrix", "nnz_per_row", "type", "status", "time_us"} - set(reader.fieldnames or [])
+                if missing:
+                    sys.exit(f"bench_report: {path} is not a benchmark CSV (no column {', '.join(sorted(missing))})")
+                for r in reader:
+                    if r.get("date") == "date":  # a header line repeated inside the file
+                        continue
+                    r["_file"] = path
+                    rows.append(r)
+        except OSError as e:
+            sys.exit(f"bench_report: cannot read {path}: {e.strerror}")
+    return rows
+
+
+def group_runs(rows):
+    """OrderedDict (date, gpu, petsc, matrix) -> list of rows, in file order"""
+    runs = OrderedDict()
+    for r in rows:
+        runs.setdefault((r["date"], r["gpu"], r["petsc"], r["matrix"]), []).append(r)
+    return runs
+
+
+def time_of(run, type_name):
+    for r in run:
+        if r["type"] == type_name and r["status"] in ("ok", "FAIL"):
+            return number(r["time_us"])
+    return None
+
+
+def fmt(value, spec, empty="-"):
+    return empty if value is None else format(value, spec)
+
+
+def md_cell(text):
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def summary_line(rows):
+    """'GPU ..., PETSc ..., date ...' for one or several of each"""
+
+    def distinct(key):
+        return list(OrderedDict.fromkeys(r[key] for r in rows if r.get(key)))
+
+    dates = sorted(distinct("date"))
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}" if dates else "unknown date"
+    cuda = distinct("cuda")
+    return "GPU: {}; PETSc {}{}; {}".format(
+        ", ".join(distinct("gpu")) or "unknown", ", ".join(distinct("petsc")) or "unknown", f"; CUDA {', '.join(cuda)}" if cuda else "", when
+    )
+
+
+def table(rows):
+    runs = group_runs(rows)
+    several_gpus = len({k[1] for k in runs}) > 1
+    # matrices by nnz/row, then name; the runs of one matrix in date order
+    order = sorted(runs, key=lambda k: (number(runs[k][0]["nnz_per_row"]) or 0, k[3], k[0]))
+    head = ["matrix", "nnz/row"] + (["GPU"] if several_gpus else []) + [
+        "type", "time (us)", "GB/s", "eta+", "GFlop/s", "speedup vs aijcusparse", "speedup vs cusparse-csr-alg1", "convert (ms)", "parameters"]
+    align = ["---", "---:"] + (["---"] if several_gpus else []) + ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"]
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    notes = []
+    for key in order:
+        run = runs[key]
+        t_ref, t_alg1 = time_of(run, REF), time_of(run, ALG1)
+        first = run[0]
+        for r in run:
+            if r["status"] not in ("ok", "FAIL"):
+                notes.append(f"{first['matrix']}: {r['type']} {r['status']}: {r.get('note') or 'no reason given'}")
+                continue
+            t = number(r["time_us"])
+            name = r["type"] + (" **check FAIL**" if r["status"] == "FAIL" else "")
+            params = r.get("params") or ""
+            fill = number(r.get("fill_ratio"))
+            if fill is not None and fill != 1.0:
+                params = f"{params} (fill {fill:.3f})" if params else f"fill {fill:.3f}"
+            cells = [md_cell(first["matrix"]), fmt(number(first["nnz_per_row"]), ".2f")] + ([md_cell(first["gpu"])] if several_gpus else []) + [
+                md_cell(name),
+                fmt(t, ".1f"),
+                fmt(number(r.get("gbs")), ".0f"),
+                fmt(number(r.get("eta_plus")), ".2f"),
+                fmt(number(r.get("gflops")), ".1f"),
+                fmt(t_ref / t if t_ref and t else None, ".2f"),
+                fmt(t_alg1 / t if t_alg1 and t else None, ".2f"),
+                fmt(number(r.get("convert_ms")), ".1f"),
+                md_cell(params),
+            ]
+            out.append("| " + " | ".join(cells) + " |")
+    return out, notes
+
+
+def plot(rows, path):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"bench_report: matplotlib is not importable here; {path} not written", file=sys.stderr)
+        return False
+    runs = group_runs(rows)
+    series = OrderedDict()  # type -> [(nnz/row, speedup)]
+    labels = {}  # nnz/row -> matrix names
+    for key, run in runs.items():
+        t_ref = time_of(run, REF)
+        x = number(run[0]["nnz_per_row"])
+        if not t_ref or not x:
+            continue
+        labels.setdefault(x, set()).add(run[0]["matrix"].split(" ")[0])
+        for r in run:
+            t = number(r["time_us"]) if r["status"] in ("ok", "FAIL") else None
+            if t and r["type"] != REF:
+                series.setdefault(r["type"], []).append((x, t_ref / t))
+    if not series:
+        print(f"bench_report: no run with aijcusparse and another type; {path} not written", file=sys.stderr)
+        return False
+    markers = "os^Dv<>phX*P8"
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for k, (name, pts) in enumerate(series.items()):
+        pts.sort()
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle="none", marker=markers[k % len(markers)], markersize=7, label=name, alpha=0.85)
+    ax.axhline(1.0, color="gray", linewidth=1, linestyle="--", label=REF)
+    ax.set_xscale("log")
+    ax.set_xlabel("nonzeros per row")
+    ax.set_ylabel("MatMult speedup over aijcusparse")
+    ax.set_title("MatMult speedup over aijcusparse\n" + summary_line(rows), fontsize=9)
+    ax.grid(True, which="both", linewidth=0.3)
+    ymin = ax.get_ylim()[0]
+    for x, names in sorted(labels.items()):
+        ax.annotate(", ".join(sorted(names)), (x, ymin), xytext=(0, 4), textcoords="offset points", rotation=90, fontsize=7, color="dimgray", ha="center", va="bottom")
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return True
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Markdown table and speedup plot from petsc-gpumats bench CSV files")
+    parser.add_argument("csv", nargs="+", help="CSV files written by build/bin/bench -csv")
+    parser.add_argument("--md", metavar="FILE", help="write the markdown here instead of stdout")
+    parser.add_argument("--png", metavar="FILE", help="also plot speedup over aijcusparse against nnz/row (needs matplotlib)")
+    args = parser.parse_args(argv)
+
+    rows = read_rows(args.csv)
+    if not rows:
+        sys.exit("bench_report: the CSV files hold no results")
+    lines, notes = table(rows)
+    text = ["MatMult benchmark: " + summary_line(rows), "",
+            "GB/s and eta+ count beta+ = 12 nnz + 4 (n+1) + 16 n bytes for every type; eta+ is relative to the copy bandwidth of the run.", ""]
+    text += lines
+    if notes:
+        text += ["", "Not run:", ""] + [f"- {md_cell(n)}" for n in notes]
+    md = "\n".join(text) + "\n"
+    if args.md:
+        with open(args.md, "w") as f:
+            f.write(md)
+    else:
+        sys.stdout.write(md)
+    if args.png and plot(rows, args.png) and args.md:
+        print(f"bench_report: wrote {args.md} and {args.png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
