@@ -29,8 +29,9 @@ LIB := $(LIBDIR)/libpetscgpumats.so
 OBJDIR := $(BUILD)/obj
 BINDIR := $(BUILD)/bin
 
-GLUE_SRC := $(wildcard src/mat/impls/common/*.cxx src/mat/impls/cmrs/*.cxx src/mat/impls/sellp/*.cxx src/mat/impls/bellpack/*.cxx)
-CUDA_SRC := $(wildcard src/mat/impls/common/cuda/*.cu src/mat/impls/cmrs/*.cu src/mat/impls/sellp/*.cu src/mat/impls/bellpack/*.cu)
+FORMATS := cmrs sellp bellpack auto
+GLUE_SRC := $(wildcard src/mat/impls/common/*.cxx $(foreach f,$(FORMATS),src/mat/impls/$(f)/*.cxx))
+CUDA_SRC := $(wildcard src/mat/impls/common/cuda/*.cu $(foreach f,$(FORMATS),src/mat/impls/$(f)/*.cu))
 GLUE_OBJ := $(patsubst src/%.cxx,$(OBJDIR)/%.o,$(GLUE_SRC))
 CUDA_OBJ := $(if $(filter 1,$(GPUMATS_CUDA)),$(patsubst src/%.cu,$(OBJDIR)/%.o,$(CUDA_SRC)))
 
@@ -38,7 +39,7 @@ CUDA_OBJ := $(if $(filter 1,$(GPUMATS_CUDA)),$(patsubst src/%.cu,$(OBJDIR)/%.o,$
 GPUMATS_CXXFLAGS := $(CXX_FLAGS) -std=c++17 -O2 -Wall -Wextra -Wno-unused-parameter -fPIC -Iinclude $(PETSC_CC_INCLUDES) -DGPUMATS_HAVE_CUDA=$(GPUMATS_CUDA)
 NVCCFLAGS := -std=c++17 -O3 -arch=sm_$(CUDA_ARCH) -ccbin $(firstword $(CXX) g++) -Xcompiler -fPIC --expt-relaxed-constexpr
 comma := ,
-CUDA_LDFLAGS := $(if $(CUDA_OBJ),-L$(CUDA_DIR)/lib64 -Wl$(comma)-rpath$(comma)$(CUDA_DIR)/lib64 -lcudart)
+CUDA_LDFLAGS := $(if $(CUDA_OBJ),-L$(CUDA_DIR)/lib64 -Wl$(comma)-rpath$(comma)$(CUDA_DIR)/lib64 -lcusparse -lcudart)
 
 .PHONY: all lib deps run test gpu-test examples tests bench clean check-petsc petsc-cuda
 
@@ -56,7 +57,7 @@ $(LIB): $(GLUE_OBJ) $(CUDA_OBJ)
 	@mkdir -p $(LIBDIR)
 	$(CXX) -shared -o $@ $^ $(CUDA_LDFLAGS) $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib
 
-$(OBJDIR)/%.o: src/%.cxx $(wildcard include/*.h src/mat/impls/*/*.hpp src/mat/impls/common/*/*.hpp)
+$(OBJDIR)/%.o: src/%.cxx $(wildcard include/*.h src/mat/impls/*/*.hpp src/mat/impls/common/*/*.hpp) makefile
 	@mkdir -p $(dir $@)
 	$(CXX) $(GPUMATS_CXXFLAGS) -c $< -o $@
 

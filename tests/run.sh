@@ -154,13 +154,15 @@ if ! skipped options; then
   EX2=("$BIN/tutorial-ex2" -dll_append "$LIB" -m 12 -n 12)
   for t in $TYPES; do
     base=${t%cuda}
+    opts="-mat_${base}_"
     case $base in
+      auto) good="-mat_autocuda_trial"; info="AUTO.*picked"; opts="-mat_autocuda_trial" ;;
       cmrs) good="-mat_cmrs_height 4"; info="CMRS.*strip height 4" ;;
       sellp) good="-mat_sellp_slice_height 16 -mat_sellp_threads_per_row 2 -mat_sellp_index 32"; info="SELL-P.*slice height 16, 2 threads per row.*32-bit" ;;
       bellpack) good="-mat_bellpack_block_size 2,3"; info="BELLPACK.*block size 2x3" ;;
     esac
     expect_output "mat-view-info/$t" "$info" "${EX2[@]}" -mat_type "$t" $good -mat_view ::ascii_info
-    expect_output "help-lists-options/$t" "-mat_${base}_" "${EX2[@]}" -mat_type "$t" -help
+    expect_output "help-lists-options/$t" "$opts" "${EX2[@]}" -mat_type "$t" -help
   done
   bad() { # name pattern options...
     local name=$1 pattern=$2 t
@@ -205,7 +207,7 @@ if ! skipped options; then
 
   # *cuda types where no GPU can serve them: a clear error, never a crash
   if ! nvidia-smi -L >/dev/null 2>&1; then
-    for t in cmrscuda sellpcuda bellpackcuda; do
+    for t in cmrscuda sellpcuda bellpackcuda autocuda; do
       expect_error "no-gpu/$t" "GPU\|CUDA" "${EX2[@]}" -mat_type "$t"
     done
   fi

@@ -39,7 +39,7 @@ mkdir -p build/test-logs
 # --- 3. kernel unit tests --------------------------------------------------------------------
 NVCC=${CUDA_DIR:-/usr/local/cuda}/bin/nvcc
 $NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/gpu/test_kernels.cu \
-  src/mat/impls/common/cuda/device.cu src/mat/impls/cmrs/cuda.cu src/mat/impls/sellp/cuda.cu src/mat/impls/bellpack/cuda.cu \
+  src/mat/impls/common/cuda/device.cu src/mat/impls/cmrs/cuda.cu src/mat/impls/sellp/cuda.cu src/mat/impls/bellpack/cuda.cu src/mat/impls/auto/cuda.cu -lcusparse \
   >build/test-logs/kernels-build.log 2>&1 || { tail -20 build/test-logs/kernels-build.log; fail=$((fail + 1)); }
 echo "# kernel unit tests"
 build/bin/test_kernels >build/test-logs/kernels.log 2>&1
@@ -61,7 +61,7 @@ fi
 
 # --- 4. the PETSc-level suite with the *cuda types -----------------------------------------------
 echo "# PETSc-level suite with the CUDA types"
-GPUMATS_TYPES="cmrscuda sellpcuda bellpackcuda" GPUMATS_REF=aijcusparse GPUMATS_VEC=cuda GPUMATS_SKIP="core variants" \
+GPUMATS_TYPES="cmrscuda sellpcuda bellpackcuda autocuda" GPUMATS_REF=aijcusparse GPUMATS_VEC=cuda GPUMATS_SKIP="core variants" \
   bash tests/run.sh 2>&1 | tee build/test-logs/suite-gpu.log | grep -E '^not ok|^# |passed'
 tally build/test-logs/suite-gpu.log
 
@@ -72,7 +72,7 @@ copies() { # type -> "CpuToGpu-count GpuToCpu-count" of the KSPSolve line
     -ksp_type cg -pc_type jacobi -log_view 2>&1 | awk '/^KSPSolve/ {print $(NF-4), $(NF-2)}'
 }
 ref=($(copies aijcusparse))
-for t in cmrscuda sellpcuda bellpackcuda; do
+for t in cmrscuda sellpcuda bellpackcuda autocuda; do
   got=($(copies $t))
   if [ ${#got[@]} = 2 ] && [ ${#ref[@]} = 2 ] && [ "${got[0]%.*}" -le "${ref[0]%.*}" ] && [ "${got[1]%.*}" -le "${ref[1]%.*}" ]; then
     pass=$((pass + 1))

@@ -6,6 +6,7 @@
 //   - both load policies (streaming and default caching);
 //   - padding never reads x (an Inf in x stays in the rows that reference it).
 // `--quick` runs a reduced sweep in double only, for compute-sanitizer memcheck.
+#include "../../src/mat/impls/auto/device.hpp"
 #include "../../src/mat/impls/bellpack/device.hpp"
 #include "../../src/mat/impls/cmrs/device.hpp"
 #include "../../src/mat/impls/sellp/device.hpp"
@@ -138,6 +139,25 @@ bool bellpack_case(const Csr<V> &A, const bellpack::Params &p, std::string &why)
 
 // Small matrices get every parameter value; large ones (many blocks and grid strides) the reduced
 // sweep, where host-side conversion would otherwise dominate the run.
+// cuSPARSE CSR, autocuda's fallback candidate, and the trial timer on it
+template <class V>
+void run_csr(const char *vname, const std::vector<testmat::Named> &mats)
+{
+  for (const auto &m : mats) {
+    const Csr<V> A = testmat::cast<V>(m.A);
+    std::string  why;
+    bool         ok = true;
+    try {
+      auto op = autosel::csr_to_device(A.view());
+      ok      = check_spmv(*op, A, true, why) && autosel::time_spmv(*op, A.nrows, A.ncols, 1, 2, nullptr) >= 0;
+    } catch (const std::exception &e) {
+      ok  = false;
+      why = e.what();
+    }
+    check::record(ok, std::string("gpu/cusparse-csr/") + vname + "/" + m.name, why);
+  }
+}
+
 template <class V, class P>
 void run(const char *name, const char *vname, const std::vector<testmat::Named> &mats, const std::vector<P> &full, const std::vector<P> &reduced,
          bool (*one)(const Csr<V> &, const P &, std::string &))
@@ -199,6 +219,7 @@ void run_all(const char *vname)
   run<V, cmrs::Params>("cmrs", vname, mats, cp, cq, cmrs_case<V>);
   run<V, sellp::Params>("sellp", vname, mats, sp, sq, sellp_case<V>);
   run<V, bellpack::Params>("bellpack", vname, mats, bp, bq, bellpack_case<V>);
+  run_csr<V>(vname, mats);
 }
 
 } // namespace

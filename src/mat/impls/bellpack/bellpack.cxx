@@ -55,6 +55,14 @@ struct BellpackTraits {
     return bellpack::to_device(bellpack::from_csr(A, p.core));
   }
 #endif
+  // the fill ratio is estimated on about 1% of the block rows, as in the paper's fill estimation
+  static double predicted_bytes(const Params &p, const CsrIn &A)
+  {
+    const std::int64_t r = p.core.r, c = p.core.c, block_rows = (A.nrows + r - 1) / r;
+    const double       fill   = bellpack::block_fill(A, int(r), int(c), std::max<std::int64_t>(1, block_rows / 100));
+    const double       stored = fill * double(A.nnz());
+    return stored * sizeof(Scalar) + 4.0 * stored / double(r * c) + 4.0 * double(block_rows);
+  }
   static std::string describe(const Params &p)
   {
     return "block size " + std::to_string(p.core.r) + "x" + std::to_string(p.core.c) + (p.block_set ? "" : " (from the matrix block size)") +

@@ -46,6 +46,16 @@ struct CmrsTraits {
 #if GPUMATS_HAVE_CUDA
   static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p) { return cmrs::build_on_device(A, p); }
 #endif
+  static double predicted_bytes(const Params &p, const CsrIn &A)
+  {
+    const std::int64_t h = p.height, pad = p.pad_multiple;
+    std::int64_t       stored = 0, strips = 0;
+    for (std::int64_t r0 = 0; r0 < A.nrows; r0 += h, ++strips) {
+      const std::int64_t n = A.row_begin(std::min(A.nrows, r0 + h)) - A.row_begin(r0);
+      stored += (n + pad - 1) / pad * pad;
+    }
+    return double(stored) * (sizeof(Scalar) + 4) + 4.0 * double(strips + 1);
+  }
   static std::string describe(const Params &p)
   {
     return "strip height " + std::to_string(p.height) + (p.sort_columns ? ", entries sorted by column" : ", entries in row order") +

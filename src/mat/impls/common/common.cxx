@@ -11,7 +11,7 @@ namespace gpumats {
 
 FormatInfo *const *all_formats()
 {
-  static FormatInfo *const list[] = {&cmrs_info, &sellp_info, &bellpack_info, nullptr};
+  static FormatInfo *const list[] = {&cmrs_info, &sellp_info, &bellpack_info, &auto_info, nullptr};
   return list;
 }
 
@@ -33,11 +33,12 @@ PetscErrorCode CheckSupported(Mat A, const FormatInfo &f, bool device)
           "CUDA_DIR=/path/to/cuda, or use -mat_type %s for the host implementation",
           f.name, f.name);
 #else
-  std::string why;
+  std::string       why;
+  const std::string host = &f == &auto_info ? std::string("cmrs, sellp or bellpack") : std::string(f.name);
   PetscCheck(cuda::device_count(&why) > 0, comm, PETSC_ERR_SUP_SYS,
              "-mat_type %scuda needs an NVIDIA GPU with a driver for this CUDA version, and none is usable here (CUDA reports: %s); run on a GPU "
              "node, or use -mat_type %s for the host implementation",
-             f.name, why.c_str(), f.name);
+             f.name, why.c_str(), host.c_str());
   PetscCall(SelectDevice(comm));
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -50,6 +50,9 @@ public:
 #if GPUMATS_HAVE_CUDA
   virtual void mult_device(const Scalar *x, const cuda::Epilogue<Scalar> &ep, void *stream) const = 0;
 #endif
+  // bytes one product would move with this format and these parameters, from the CSR's structure
+  // (exact where cheap, sampled otherwise): the input of autocuda's model
+  virtual double      predicted_bytes(const CsrIn &A, PetscInt block_size) const = 0;
   virtual Footprint   footprint() const  = 0;
   virtual std::string parameters() const = 0; // the chosen parameters, for -mat_view and benchmarks
   virtual std::size_t device_bytes() const = 0;
@@ -63,7 +66,7 @@ struct FormatInfo {
   PetscLogEvent convert_event, spmv_event; // registered by PetscGpuMatsInitialize
 };
 
-extern FormatInfo cmrs_info, sellp_info, bellpack_info;
+extern FormatInfo cmrs_info, sellp_info, bellpack_info, auto_info;
 FormatInfo *const *all_formats(); // null-terminated
 
 // Type names of a format: seq/mpi/root, host or CUDA.

@@ -247,6 +247,7 @@ IntoFn into_for(const FormatInfo &f, bool device)
 {
   if (&f == &cmrs_info) return device ? Into<&cmrs_info, true> : Into<&cmrs_info, false>;
   if (&f == &sellp_info) return device ? Into<&sellp_info, true> : Into<&sellp_info, false>;
+  if (&f == &auto_info) return Into<&auto_info, true>; // a GPU type only
   return device ? Into<&bellpack_info, true> : Into<&bellpack_info, false>;
 }
 
@@ -288,5 +289,6 @@ template PetscErrorCode CreateType<MpiKind, &sellp_info, false>(Mat);
 template PetscErrorCode CreateType<MpiKind, &sellp_info, true>(Mat);
 template PetscErrorCode CreateType<MpiKind, &bellpack_info, false>(Mat);
 template PetscErrorCode CreateType<MpiKind, &bellpack_info, true>(Mat);
+template PetscErrorCode CreateType<MpiKind, &auto_info, true>(Mat);
 
 } // namespace gpumats

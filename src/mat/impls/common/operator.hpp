@@ -10,6 +10,7 @@
 //     static Footprint footprint(const Matrix &);
 //     static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &, const Params &);
 //     static std::string describe(const Params &);
+//     static double predicted_bytes(const Params &, const CsrIn &); // the format's own arrays
 //   };
 #pragma once
 
@@ -61,6 +62,10 @@ public:
 #if GPUMATS_HAVE_CUDA
   void mult_device(const Scalar *x, const cuda::Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv(x, ep, stream); }
 #endif
+  double predicted_bytes(const CsrIn &A, PetscInt block_size) const override
+  {
+    return T::predicted_bytes(T::resolve(params, A, block_size), A) + double(sizeof(Scalar)) * double(A.nrows + A.ncols);
+  }
   Footprint   footprint() const override { return fp_; }
   std::string parameters() const override { return T::describe(built_ ? used_ : params); }
   std::size_t device_bytes() const override

@@ -56,8 +56,8 @@ using namespace gpumats;
 
 PetscErrorCode PetscGpuMatsInitialize(void)
 {
-  const Creators table[] = {creators<&cmrs_info, false>(),  creators<&cmrs_info, true>(),     creators<&sellp_info, false>(),
-                            creators<&sellp_info, true>(), creators<&bellpack_info, false>(), creators<&bellpack_info, true>()};
+  const Creators table[] = {creators<&cmrs_info, false>(),     creators<&cmrs_info, true>(),     creators<&sellp_info, false>(), creators<&sellp_info, true>(),
+                            creators<&bellpack_info, false>(), creators<&bellpack_info, true>(), creators<&auto_info, true>()};
 
   PetscFunctionBegin;
   if (registered) PetscFunctionReturn(PETSC_SUCCESS);

@@ -30,7 +30,8 @@ std::vector<std::string> convert_sources(const char *prefix)
 {
   std::vector<std::string> v{std::string(prefix) + "aij", std::string(prefix) + "aijcusparse"};
   for (FormatInfo *const *f = all_formats(); *f; ++f)
-    for (bool d : {false, true}) v.push_back(type_name(**f, prefix, d));
+    for (bool d : {false, true})
+      if (d || *f != &auto_info) v.push_back(type_name(**f, prefix, d)); // autocuda has no host form
   return v;
 }
 

@@ -150,6 +150,41 @@ void compress_columns(Matrix<V> &M)
   M.index16 = true;
 }
 
+// Entries the layout stores (padding included) for these parameters, from the row lengths alone.
+template <class V, class RI, class CI>
+std::int64_t stored_entries(const CsrView<V, RI, CI> &A, const Params &p)
+{
+  const std::vector<std::int32_t> order = sigma_order(A, p.sigma);
+  const std::int64_t              b = p.slice_height, t = p.threads_per_row;
+  std::int64_t                    stored = 0;
+  for (std::int64_t s0 = 0; s0 < A.nrows; s0 += b) {
+    std::int64_t longest = 0;
+    for (std::int64_t pos = s0; pos < std::min(A.nrows, s0 + b); ++pos) longest = std::max<std::int64_t>(longest, A.row_end(order[pos]) - A.row_begin(order[pos]));
+    stored += (longest + t - 1) / t * t * b;
+  }
+  return stored;
+}
+
+// Whether 16-bit column deltas fit, judged on every `stride`-th slice of the unsorted layout: the
+// columns of entry k of the b rows must stay within kMaxSpan of each other.
+template <class V, class RI, class CI>
+bool index16_fits_sampled(const CsrView<V, RI, CI> &A, std::int64_t b, std::int64_t stride)
+{
+  for (std::int64_t s0 = 0; s0 < A.nrows; s0 += b * stride) {
+    for (std::int64_t k = 0;; ++k) {
+      std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = -1;
+      for (std::int64_t i = s0; i < std::min(A.nrows, s0 + b); ++i)
+        if (A.row_begin(i) + k < A.row_end(i)) {
+          const std::int64_t c = A.col_ind[A.row_begin(i) + k];
+          lo = std::min(lo, c), hi = std::max(hi, c);
+        }
+      if (hi < 0) break;
+      if (hi - lo > kMaxSpan) return false;
+    }
+  }
+  return true;
+}
+
 template <class V, class RI, class CI>
 Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
 {

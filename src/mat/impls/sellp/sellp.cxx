@@ -90,6 +90,13 @@ struct SellpTraits {
 #if GPUMATS_HAVE_CUDA
   static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p) { return sellp::build_on_device(A, p.core); }
 #endif
+  static double predicted_bytes(const Params &p, const CsrIn &A)
+  {
+    const std::int64_t b = p.core.slice_height, stored = sellp::stored_entries(A, p.core), slices = (A.nrows + b - 1) / b;
+    const bool         idx16 = p.core.index != sellp::Index::k32 && sellp::index16_fits_sampled(A, b, 64);
+    const double       index = idx16 ? 2.0 + 4.0 / double(b) : 4.0;
+    return double(stored) * (sizeof(Scalar) + index) + 4.0 * double(slices + 1) + (p.core.sigma > 1 ? 4.0 * double(A.nrows) : 0.0);
+  }
   static std::string describe(const Params &p)
   {
     auto n = [](int v) { return v ? std::to_string(v) : std::string("auto"); };

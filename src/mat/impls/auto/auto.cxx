@@ -1,0 +1,212 @@
+// autocuda: picks, at assembly, the format for each matrix block among SELL-P, CMRS, BELLPACK (with
+// the matrix block size, when it has one) and plain cuSPARSE CSR, by the execution-time model of
+// model.hpp, optionally confirmed by timing the two best candidates (-mat_autocuda_trial). It says
+// what it picked and why in -mat_view ::ascii_info.
+#include "../common/glue.hpp"
+#include "../sellp/core.hpp"
+#if GPUMATS_HAVE_CUDA
+  #include "device.hpp"
+#endif
+#include "model.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace gpumats {
+#if GPUMATS_SUPPORTED_SCALAR
+namespace {
+
+// plain CSR through cuSPARSE, on the GPU only
+class CsrOperator final : public FormatOperator {
+public:
+  std::unique_ptr<FormatOperator> clone_parameters() const override { return std::make_unique<CsrOperator>(); }
+  PetscErrorCode                  set_from_options(OptionItems, MPI_Comm, PetscBool *changed) override
+  {
+    *changed = PETSC_FALSE;
+    return PETSC_SUCCESS;
+  }
+  void build(const CsrIn &A, PetscInt, bool device) override
+  {
+    if (!device) throw FormatError("cuSPARSE CSR is a GPU format");
+#if GPUMATS_HAVE_CUDA
+    dev_ = autosel::csr_to_device(A);
+#endif
+  }
+  void clear() override
+  {
+#if GPUMATS_HAVE_CUDA
+    dev_.reset();
+#endif
+  }
+  void mult_host(const Scalar *, const Epilogue<Scalar> &) const override { throw FormatError("cuSPARSE CSR is a GPU format"); }
+#if GPUMATS_HAVE_CUDA
+  void mult_device(const Scalar *x, const cuda::Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv(x, ep, stream); }
+#endif
+  double predicted_bytes(const CsrIn &A, PetscInt) const override
+  {
+    return double(A.nnz()) * (sizeof(Scalar) + 4) + 4.0 * double(A.nrows + 1) + double(sizeof(Scalar)) * double(A.nrows + A.ncols);
+  }
+  Footprint footprint() const override
+  {
+#if GPUMATS_HAVE_CUDA
+    if (dev_) return dev_->footprint;
+#endif
+    return Footprint{};
+  }
+  std::string parameters() const override { return "cusparseSpMV, CSR ALG1"; }
+  std::size_t device_bytes() const override
+  {
+#if GPUMATS_HAVE_CUDA
+    return dev_ ? dev_->bytes() : 0;
+#else
+    return 0;
+#endif
+  }
+
+private:
+#if GPUMATS_HAVE_CUDA
+  std::unique_ptr<cuda::Operator<Scalar>> dev_;
+#endif
+};
+
+struct Candidate {
+  const char                     *name;
+  std::unique_ptr<FormatOperator> op;
+  double                          bytes = 0, predicted_us = 0, measured_us = -1;
+};
+
+double efficiency(const char *format, bool banded)
+{
+  for (const auto &e : autosel::kEfficiency)
+    if (!std::strcmp(e.format, format)) return banded ? e.banded : e.scattered;
+  return 1.0;
+}
+
+class AutoOperator final : public FormatOperator {
+public:
+  bool trial = false;
+
+  std::unique_ptr<FormatOperator> clone_parameters() const override
+  {
+    auto o   = std::make_unique<AutoOperator>();
+    o->trial = trial;
+    return o;
+  }
+  PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm, PetscBool *changed) override
+  {
+    PetscBool t = trial ? PETSC_TRUE : PETSC_FALSE;
+
+    PetscFunctionBegin;
+    PetscCall(PetscOptionsBool("-mat_autocuda_trial", "Confirm the model's choice by timing the two best formats on this GPU", "MATAUTOCUDA", t, &t, NULL));
+    *changed = (bool(t) != trial) ? PETSC_TRUE : PETSC_FALSE;
+    trial    = t;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  void build(const CsrIn &A, PetscInt bs, bool device) override
+  {
+    clear();
+    if (!device) throw FormatError("autocuda picks among GPU formats and has no host form; use -mat_type cmrs, sellp or bellpack on the host");
+    // the candidates and their predicted times
+    std::vector<Candidate> c;
+    c.push_back({"sellp", sellp_info.make()});
+    c.push_back({"cmrs", cmrs_info.make()});
+    if (bs > 1 && bs <= 8) c.push_back({"bellpack", bellpack_info.make()});
+    c.push_back({"csr", std::make_unique<CsrOperator>()});
+    const bool banded = A.nrows == 0 || sellp_banded(A);
+    for (Candidate &k : c) {
+      k.bytes        = k.op->predicted_bytes(A, bs);
+      k.predicted_us = k.bytes / (efficiency(k.name, banded) * autosel::kCopyBandwidthGBs * 1e3);
+    }
+    std::stable_sort(c.begin(), c.end(), [](const Candidate &a, const Candidate &b) { return a.predicted_us < b.predicted_us; });
+    // cuSPARSE CSR stays unless another format promises a clear gain
+    auto csr = std::find_if(c.begin(), c.end(), [](const Candidate &k) { return !std::strcmp(k.name, "csr"); });
+    if (csr != c.begin() && c.front().predicted_us * autosel::kPreferCsrUnlessGain > csr->predicted_us) std::rotate(c.begin(), csr, csr + 1);
+
+    std::size_t pick = 0;
+#if GPUMATS_HAVE_CUDA
+    if (trial && c.size() > 1) {
+      for (std::size_t i = 0; i < 2; ++i) {
+        c[i].op->build(A, bs, true);
+        c[i].measured_us = time_spmv(*c[i].op, A.nrows, A.ncols);
+        if (i == 1) c[i].measured_us < c[0].measured_us ? (c[0].op->clear(), pick = 1) : (c[1].op->clear(), pick = 0);
+      }
+    } else {
+      c[0].op->build(A, bs, true);
+    }
+#endif
+    report_ = explain(c, pick, banded);
+    chosen_ = std::move(c[pick].op);
+    name_   = c[pick].name;
+  }
+  void clear() override
+  {
+    chosen_.reset();
+    report_.clear();
+  }
+  void mult_host(const Scalar *, const Epilogue<Scalar> &) const override { throw FormatError("autocuda has no host form"); }
+#if GPUMATS_HAVE_CUDA
+  void mult_device(const Scalar *x, const cuda::Epilogue<Scalar> &ep, void *stream) const override { chosen_->mult_device(x, ep, stream); }
+#endif
+  double      predicted_bytes(const CsrIn &A, PetscInt bs) const override { return chosen_ ? chosen_->predicted_bytes(A, bs) : 0; }
+  Footprint   footprint() const override { return chosen_ ? chosen_->footprint() : Footprint{}; }
+  std::string parameters() const override { return chosen_ ? report_ : std::string(trial ? "not built yet; will time the two best formats" : "not built yet"); }
+  std::size_t device_bytes() const override { return chosen_ ? chosen_->device_bytes() : 0; }
+
+private:
+  std::unique_ptr<FormatOperator> chosen_;
+  std::string                     report_, name_;
+
+  static bool sellp_banded(const CsrIn &A);
+#if GPUMATS_HAVE_CUDA
+  static double time_spmv(const FormatOperator &op, std::int64_t m, std::int64_t n);
+#endif
+
+  std::string explain(const std::vector<Candidate> &c, std::size_t pick, bool banded) const
+  {
+    char        buf[160];
+    std::string s = std::string("picked ") + c[pick].name + " (" + c[pick].op->parameters() + "); model [" + autosel::kModelSource + ", " +
+                    (banded ? "banded" : "scattered") + " columns]:";
+    for (const Candidate &k : c) {
+      std::snprintf(buf, sizeof(buf), " %s %.3g MB", k.name, k.bytes / 1e6);
+      s += buf;
+      if (k.measured_us >= 0) {
+        std::snprintf(buf, sizeof(buf), " (timed %.1f us)", k.measured_us);
+        s += buf;
+      }
+      s += ",";
+    }
+    s.pop_back();
+    return s;
+  }
+};
+
+// the test SELL-P's 16-bit indices use, on a sample of slices of 32 rows
+bool AutoOperator::sellp_banded(const CsrIn &A) { return sellp::index16_fits_sampled(A, 32, 64); }
+
+#if GPUMATS_HAVE_CUDA
+// Times a built operator: reaches into the CUDA layer through a throwaway product on scratch vectors.
+double AutoOperator::time_spmv(const FormatOperator &op, std::int64_t m, std::int64_t n)
+{
+  struct Adapter final : cuda::Operator<Scalar> {
+    const FormatOperator &op;
+    explicit Adapter(const FormatOperator &o) : op(o) {}
+    void        spmv(const Scalar *x, const cuda::Epilogue<Scalar> &ep, void *stream) const override { op.mult_device(x, ep, stream); }
+    std::size_t bytes() const override { return op.device_bytes(); }
+  } adapter(op);
+  return autosel::time_spmv(adapter, m, n, 3, 10, nullptr);
+}
+#endif
+
+std::unique_ptr<FormatOperator> make_auto() { return std::make_unique<AutoOperator>(); }
+
+} // namespace
+
+FormatInfo auto_info = {"auto", "AUTO", make_auto, 0, 0};
+#else
+FormatInfo auto_info = {"auto", "AUTO", nullptr, 0, 0};
+#endif
+
+} // namespace gpumats

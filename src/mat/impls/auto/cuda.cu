@@ -1,0 +1,123 @@
+// cuSPARSE CSR as a device operator, and the timed trial used by autocuda.
+#include "../common/cuda/check.cuh"
+#include "device.hpp"
+
+#include <cusparse.h>
+
+namespace gpumats {
+namespace autosel {
+
+using cuda::Buffer;
+
+namespace {
+
+void check_sparse(cusparseStatus_t st, const char *what)
+{
+  if (st != CUSPARSE_STATUS_SUCCESS) throw cuda::DeviceError(std::string(what) + " failed: " + cusparseGetErrorString(st), st == CUSPARSE_STATUS_ALLOC_FAILED);
+}
+
+template <class V>
+constexpr cudaDataType value_type()
+{
+  return sizeof(V) == 8 ? CUDA_R_64F : CUDA_R_32F;
+}
+
+template <class V>
+class CsrMatrix final : public cuda::Operator<V> {
+public:
+  std::int64_t         nrows = 0, ncols = 0, nnz = 0;
+  Buffer               row_ptr, col, val;
+  cusparseHandle_t     handle = nullptr;
+  cusparseSpMatDescr_t mat    = nullptr;
+  mutable Buffer       work;
+
+  ~CsrMatrix() override
+  {
+    if (mat) cusparseDestroySpMat(mat);
+    if (handle) cusparseDestroy(handle);
+  }
+
+  // out = alpha*A*x + beta*in: cuSPARSE updates y in place, so a separate `in` is copied to out first
+  void spmv(const V *x, const cuda::Epilogue<V> &ep, void *stream) const override
+  {
+    if (!nrows) return;
+    auto st = static_cast<cudaStream_t>(stream);
+    if (ep.beta != V(0) && ep.in != ep.out) cuda::check(cudaMemcpyAsync(ep.out, ep.in, nrows * sizeof(V), cudaMemcpyDeviceToDevice, st), "cudaMemcpyAsync");
+    check_sparse(cusparseSetStream(handle, st), "cusparseSetStream");
+    cusparseDnVecDescr_t vx, vy;
+    check_sparse(cusparseCreateDnVec(&vx, ncols, const_cast<V *>(x), value_type<V>()), "cusparseCreateDnVec");
+    check_sparse(cusparseCreateDnVec(&vy, nrows, ep.out, value_type<V>()), "cusparseCreateDnVec");
+    const V     alpha = ep.alpha, beta = ep.beta;
+    std::size_t bytes = 0;
+    check_sparse(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat, vx, &beta, vy, value_type<V>(), CUSPARSE_SPMV_CSR_ALG1, &bytes),
+                 "cusparseSpMV_bufferSize");
+    work.resize(std::max<std::size_t>(bytes, 1));
+    check_sparse(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat, vx, &beta, vy, value_type<V>(), CUSPARSE_SPMV_CSR_ALG1, work.get()),
+                 "cusparseSpMV");
+    cusparseDestroyDnVec(vx);
+    cusparseDestroyDnVec(vy);
+  }
+  std::size_t bytes() const override { return row_ptr.bytes() + col.bytes() + val.bytes(); }
+};
+
+} // namespace
+
+template <class V, class I>
+std::unique_ptr<cuda::Operator<V>> csr_to_device(const CsrView<V, I, I> &A)
+{
+  validate_csr(A, "CSR");
+  auto               D   = std::make_unique<CsrMatrix<V>>();
+  const std::int64_t nnz = A.nnz();
+  D->nrows               = A.nrows;
+  D->ncols               = A.ncols;
+  D->nnz                 = nnz;
+  std::vector<std::int32_t> rp(A.nrows + 1), ci(nnz);
+  for (std::int64_t i = 0; i <= A.nrows; ++i) rp[i] = checked_offset(std::int64_t(A.row_ptr[i] - A.row_ptr[0]), "CSR");
+  for (std::int64_t k = 0; k < nnz; ++k) ci[k] = std::int32_t(A.col_ind[A.row_ptr[0] + k]);
+  D->row_ptr = cuda::upload(rp.data(), rp.size());
+  D->col     = cuda::upload(ci.data(), std::max<std::size_t>(ci.size(), 1));
+  D->val     = cuda::upload(A.val + A.row_ptr[0], std::max<std::int64_t>(nnz, 1));
+  check_sparse(cusparseCreate(&D->handle), "cusparseCreate");
+  check_sparse(cusparseCreateCsr(&D->mat, A.nrows, A.ncols, nnz, D->row_ptr.get(), D->col.get(), D->val.get(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                 CUSPARSE_INDEX_BASE_ZERO, value_type<V>()),
+               "cusparseCreateCsr");
+  D->footprint.rows        = A.nrows;
+  D->footprint.cols        = A.ncols;
+  D->footprint.nnz         = nnz;
+  D->footprint.stored      = nnz;
+  D->footprint.index_bytes = 4 * (nnz + A.nrows + 1);
+  D->footprint.value_bytes = std::int64_t(sizeof(V)) * nnz;
+  return D;
+}
+
+template <class V>
+double time_spmv(const cuda::Operator<V> &op, std::int64_t nrows, std::int64_t ncols, int warmup, int reps, void *stream)
+{
+  auto   st = static_cast<cudaStream_t>(stream);
+  Buffer x(std::max<std::int64_t>(ncols, 1) * sizeof(V)), y(std::max<std::int64_t>(nrows, 1) * sizeof(V));
+  cuda::check(cudaMemsetAsync(x.get(), 0, x.bytes(), st), "cudaMemsetAsync"); // zeros: timing does not depend on the values
+  const cuda::Epilogue<V> ep{V(1), V(0), nullptr, y.as<V>()};
+  for (int r = 0; r < warmup; ++r) op.spmv(x.as<V>(), ep, stream);
+  cudaEvent_t start, stop;
+  cuda::check(cudaEventCreate(&start), "cudaEventCreate");
+  cuda::check(cudaEventCreate(&stop), "cudaEventCreate");
+  cuda::check(cudaEventRecord(start, st), "cudaEventRecord");
+  for (int r = 0; r < reps; ++r) op.spmv(x.as<V>(), ep, stream);
+  cuda::check(cudaEventRecord(stop, st), "cudaEventRecord");
+  cuda::check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+  float ms = 0;
+  cuda::check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return 1e3 * double(ms) / reps;
+}
+
+#define GPUMATS_AUTO_INSTANTIATE(V)                                                                                            \
+  template std::unique_ptr<cuda::Operator<V>> csr_to_device<V, std::int32_t>(const CsrView<V, std::int32_t, std::int32_t> &); \
+  template std::unique_ptr<cuda::Operator<V>> csr_to_device<V, std::int64_t>(const CsrView<V, std::int64_t, std::int64_t> &); \
+  template double time_spmv<V>(const cuda::Operator<V> &, std::int64_t, std::int64_t, int, int, void *);
+GPUMATS_AUTO_INSTANTIATE(float)
+GPUMATS_AUTO_INSTANTIATE(double)
+
+} // namespace autosel
+} // namespace gpumats
