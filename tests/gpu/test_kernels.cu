@@ -133,8 +133,14 @@ bool sellp_case(const Csr<V> &A, const sellp::Params &p, std::string &why)
 template <class V>
 bool bellpack_case(const Csr<V> &A, const bellpack::Params &p, std::string &why)
 {
-  auto up = bellpack::to_device(bellpack::from_csr(A.view(), p));
-  return check_spmv(*up, A, false, why);
+  const auto H    = bellpack::from_csr(A.view(), p);
+  auto       up   = bellpack::to_device(H);
+  auto       conv = bellpack::build_on_device(A.view(), p);
+  const auto D    = bellpack::download(*conv);
+  if (D.part_ptr != H.part_ptr || D.block_col != H.block_col || D.row_perm != H.row_perm || !bits_equal(D.val, H.val))
+    return why = "device conversion differs from host", false;
+  if (!check_spmv(*up, A, false, why)) return why = "uploaded: " + why, false;
+  return check_spmv(*conv, A, false, why);
 }
 
 // Small matrices get every parameter value; large ones (many blocks and grid strides) the reduced

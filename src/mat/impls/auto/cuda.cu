@@ -75,8 +75,8 @@ std::unique_ptr<cuda::Operator<V>> csr_to_device(const CsrView<V, I, I> &A)
   for (std::int64_t i = 0; i <= A.nrows; ++i) rp[i] = checked_offset(std::int64_t(A.row_ptr[i] - A.row_ptr[0]), "CSR");
   for (std::int64_t k = 0; k < nnz; ++k) ci[k] = std::int32_t(A.col_ind[A.row_ptr[0] + k]);
   D->row_ptr = cuda::upload(rp.data(), rp.size());
-  D->col     = cuda::upload(ci.data(), std::max<std::size_t>(ci.size(), 1));
-  D->val     = cuda::upload(A.val + A.row_ptr[0], std::max<std::int64_t>(nnz, 1));
+  D->col     = nnz ? cuda::upload(ci.data(), ci.size()) : Buffer(sizeof(std::int32_t));
+  D->val     = nnz ? cuda::upload(A.val + A.row_ptr[0], std::size_t(nnz)) : Buffer(sizeof(V));
   check_sparse(cusparseCreate(&D->handle), "cusparseCreate");
   check_sparse(cusparseCreateCsr(&D->mat, A.nrows, A.ncols, nnz, D->row_ptr.get(), D->col.get(), D->val.get(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                  CUSPARSE_INDEX_BASE_ZERO, value_type<V>()),

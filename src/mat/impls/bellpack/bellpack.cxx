@@ -52,7 +52,7 @@ struct BellpackTraits {
 #if GPUMATS_HAVE_CUDA
   static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p)
   {
-    return bellpack::to_device(bellpack::from_csr(A, p.core));
+    return bellpack::build_on_device(A, p.core);
   }
 #endif
   // the fill ratio is estimated on about 1% of the block rows, as in the paper's fill estimation

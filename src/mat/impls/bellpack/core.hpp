@@ -46,7 +46,7 @@ struct Matrix {
   std::vector<std::int32_t>  part_ptr{0};  // partitions()+1 slot offsets
   std::vector<std::int32_t>  block_col;    // block column index of each slot, or kPadBlock
   std::vector<V>             val;          // r*c values per slot, in the coalesced partition layout
-  std::vector<std::uint64_t> present;      // per slot: bit e set if element e came from the CSR (host only; to_csr)
+  std::vector<std::uint64_t> present;      // bit per stored value: it came from the CSR (not fill); host only, for to_csr
 
   int          rc() const { return params.r * params.c; }
   std::int64_t partitions() const { return std::int64_t(part_ptr.size()) - 1; }
@@ -58,6 +58,7 @@ struct Matrix {
     const std::int64_t R = params.partition_rows;
     return std::int64_t(part_ptr[q]) * rc() + (k * rc() + e) * R + i;
   }
+  bool is_present(std::int64_t v) const { return present[std::size_t(v >> 6)] >> (v & 63) & 1; }
 };
 
 template <class V>
@@ -94,63 +95,95 @@ double block_fill(const CsrView<V, RI, CI> &A, int r, int c, std::int64_t sample
   return entries ? double(blocks) * r * c / double(entries) : 1.0;
 }
 
+// Block structure of a CSR: the distinct block columns of every block row, ascending, as a CSR of
+// blocks (ptr, cols). Two passes over the entries with a marker array; no per-row allocation.
+template <class V, class RI, class CI>
+void block_pattern(const CsrView<V, RI, CI> &A, int r, int c, std::vector<std::int64_t> &ptr, std::vector<std::int32_t> &cols)
+{
+  const std::int64_t        nbr = (A.nrows + r - 1) / r, nbc = (A.ncols + c - 1) / c;
+  std::vector<std::int64_t> mark(std::size_t(nbc), -1);
+  ptr.assign(std::size_t(nbr + 1), 0);
+  for (int pass = 0; pass < 2; ++pass) {
+    std::fill(mark.begin(), mark.end(), -1);
+    for (std::int64_t I = 0; I < nbr; ++I) {
+      std::int64_t n = 0;
+      for (std::int64_t i = I * r; i < std::min(A.nrows, (I + 1) * r); ++i)
+        for (std::int64_t j = A.row_begin(i); j < A.row_end(i); ++j) {
+          const std::int64_t J = std::int64_t(A.col_ind[j]) / c;
+          if (mark[J] == I) continue;
+          mark[J] = I;
+          if (pass) cols[std::size_t(ptr[I] + n)] = std::int32_t(J);
+          ++n;
+        }
+      if (!pass) ptr[I + 1] = ptr[I] + n;
+      else std::sort(cols.begin() + ptr[I], cols.begin() + ptr[I + 1]);
+    }
+    if (!pass) cols.resize(std::size_t(ptr[nbr]));
+  }
+}
+
+// Block rows by number of blocks, longest first; stable (a counting sort), so equal rows keep
+// their order and a regular stencil stays in natural order.
+inline std::vector<std::int32_t> sort_by_count(const std::vector<std::int64_t> &ptr)
+{
+  const std::int64_t        n = std::int64_t(ptr.size()) - 1;
+  std::int64_t              longest = 0;
+  for (std::int64_t I = 0; I < n; ++I) longest = std::max(longest, ptr[I + 1] - ptr[I]);
+  std::vector<std::int64_t> start(std::size_t(longest + 2), 0);
+  for (std::int64_t I = 0; I < n; ++I) start[std::size_t(longest - (ptr[I + 1] - ptr[I]) + 1)]++;
+  for (std::size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+  std::vector<std::int32_t> perm(static_cast<std::size_t>(n));
+  for (std::int64_t I = 0; I < n; ++I) perm[std::size_t(start[std::size_t(longest - (ptr[I + 1] - ptr[I]))]++)] = std::int32_t(I);
+  return perm;
+}
+
 template <class V, class RI, class CI>
 Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
 {
   check_params(p);
   validate_csr(A, "BELLPACK");
   Matrix<V> M;
-  M.params               = p;
-  M.nrows                = A.nrows;
-  M.ncols                = A.ncols;
-  M.nnz                  = A.nnz();
+  M.params             = p;
+  M.nrows              = A.nrows;
+  M.ncols              = A.ncols;
+  M.nnz                = A.nnz();
   const std::int64_t r = p.r, c = p.c, R = p.partition_rows, rc = r * c;
-  M.block_rows           = (A.nrows + r - 1) / r;
-  M.block_cols           = (A.ncols + c - 1) / c;
+  M.block_rows         = (A.nrows + r - 1) / r;
+  M.block_cols         = (A.ncols + c - 1) / c;
 
-  // block columns of every block row, ascending
-  std::vector<std::int64_t>              mark(std::size_t(M.block_cols), -1);
-  std::vector<std::vector<std::int32_t>> cols(std::size_t(M.block_rows));
-  for (std::int64_t I = 0; I < M.block_rows; ++I) {
-    for (std::int64_t i = I * r; i < std::min(A.nrows, (I + 1) * r); ++i)
-      for (std::int64_t j = A.row_begin(i); j < A.row_end(i); ++j) {
-        const std::int64_t J = std::int64_t(A.col_ind[j]) / c;
-        if (mark[J] != I) mark[J] = I, cols[I].push_back(std::int32_t(J));
-      }
-    std::sort(cols[I].begin(), cols[I].end());
-    M.blocks += std::int64_t(cols[I].size());
-  }
-
-  M.row_perm.resize(std::size_t(M.block_rows));
-  std::iota(M.row_perm.begin(), M.row_perm.end(), 0);
-  // stable: block rows of equal length (all of them, for a regular stencil) keep their natural order
-  std::stable_sort(M.row_perm.begin(), M.row_perm.end(), [&](std::int32_t a, std::int32_t b) { return cols[a].size() > cols[b].size(); });
+  std::vector<std::int64_t> bptr;
+  std::vector<std::int32_t> bcols;
+  block_pattern(A, int(r), int(c), bptr, bcols);
+  M.blocks   = std::int64_t(bcols.size());
+  M.row_perm = sort_by_count(bptr);
 
   const std::int64_t np = (M.block_rows + R - 1) / R;
   M.part_ptr.assign(np + 1, 0);
   for (std::int64_t q = 0; q < np; ++q) {
-    const std::int64_t w = cols[M.row_perm[q * R]].size(); // the first row of a partition is its longest
-    M.part_ptr[q + 1]    = checked_offset(M.part_ptr[q] + w * R, "BELLPACK");
+    const std::int32_t first = M.row_perm[q * R]; // the first row of a partition is its longest
+    M.part_ptr[q + 1]        = checked_offset(M.part_ptr[q] + (bptr[first + 1] - bptr[first]) * R, "BELLPACK");
   }
-  checked_offset(std::int64_t(M.part_ptr[np]) * rc, "BELLPACK");
-  M.block_col.assign(M.part_ptr[np], kPadBlock);
-  M.present.assign(M.part_ptr[np], 0);
-  M.val.assign(std::size_t(M.part_ptr[np]) * rc, V(0));
+  const std::int64_t slots = M.part_ptr[np];
+  checked_offset(slots * rc, "BELLPACK");
+  M.block_col.assign(std::size_t(slots), kPadBlock);
+  M.val.assign(std::size_t(slots * rc), V(0));
+  M.present.assign(std::size_t((slots * rc + 63) / 64), 0);
 
   std::vector<std::int32_t> slot_of(std::size_t(M.block_cols)); // block column -> k within the current block row
   for (std::int64_t pos = 0; pos < M.block_rows; ++pos) {
     const std::int64_t q = pos / R, i = pos % R, I = M.row_perm[pos];
-    for (std::size_t k = 0; k < cols[I].size(); ++k) {
-      slot_of[cols[I][k]]                    = std::int32_t(k);
-      M.block_col[M.part_ptr[q] + k * R + i] = cols[I][k];
+    for (std::int64_t k = 0; k < bptr[I + 1] - bptr[I]; ++k) {
+      const std::int32_t J = bcols[bptr[I] + k];
+      slot_of[J]           = std::int32_t(k);
+      M.block_col[M.part_ptr[q] + k * R + i] = J;
     }
     for (std::int64_t a = 0; a < r && I * r + a < A.nrows; ++a) {
       const std::int64_t row = I * r + a;
       for (std::int64_t j = A.row_begin(row); j < A.row_end(row); ++j) {
-        const std::int64_t col = A.col_ind[j], k = slot_of[col / c];
-        const int          e   = int(a * c + col % c);
-        M.val[M.value_index(q, k, i, e)] = A.val[j];
-        M.present[M.part_ptr[q] + k * R + i] |= std::uint64_t(1) << e;
+        const std::int64_t col = A.col_ind[j];
+        const std::int64_t v   = M.value_index(q, slot_of[col / c], i, int(a * c + col % c));
+        M.val[v]               = A.val[j];
+        M.present[std::size_t(v >> 6)] |= std::uint64_t(1) << (v & 63);
       }
     }
   }
@@ -184,7 +217,7 @@ Csr<V> to_csr(const Matrix<V> &M)
           if (M.block_col[slot] == kPadBlock) break;
           for (std::int64_t b = 0; b < c; ++b) {
             const int e = int(a * c + b);
-            if (!(M.present[slot] >> e & 1)) continue;
+            if (!M.is_present(M.value_index(q, k, i, e))) continue;
             if (pass == 0) {
               C.row_ptr[I * r + a + 1]++;
             } else {

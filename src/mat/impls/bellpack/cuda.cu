@@ -93,7 +93,141 @@ public:
   std::size_t bytes() const override { return part_ptr.bytes() + bcol.bytes() + val.bytes() + perm.bytes(); }
 };
 
+// Walks the distinct block columns of block row `I` in ascending order by merging its r sorted
+// rows, calling visit(k, J, a_first..) for the k-th block column J with the heads positioned on it.
+template <class I, class F>
+__device__ void merge_block_row(std::int64_t blockrow, int r, int c, std::int64_t nrows, const I *row_ptr, const I *col, F &&visit)
+{
+  I head[kMaxBlock], end[kMaxBlock];
+  for (int a = 0; a < r; ++a) {
+    const std::int64_t row = blockrow * r + a;
+    head[a] = row < nrows ? row_ptr[row] - row_ptr[0] : 0;
+    end[a]  = row < nrows ? row_ptr[row + 1] - row_ptr[0] : 0;
+  }
+  for (std::int32_t k = 0;; ++k) {
+    std::int64_t J = -1;
+    for (int a = 0; a < r; ++a)
+      if (head[a] < end[a]) {
+        const std::int64_t Ja = std::int64_t(col[head[a]]) / c;
+        if (J < 0 || Ja < J) J = Ja;
+      }
+    if (J < 0) return;
+    visit(k, std::int32_t(J), head, end);
+  }
+}
+
+template <class I>
+__global__ void count_kernel(std::int64_t block_rows, int r, int c, std::int64_t nrows, const I *__restrict__ row_ptr, const I *__restrict__ col,
+                             std::int32_t *__restrict__ count)
+{
+  const std::int64_t B = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (B >= block_rows) return;
+  std::int32_t n = 0;
+  merge_block_row(B, r, c, nrows, row_ptr, col, [&](std::int32_t, std::int32_t J, I *head, I *end) {
+    ++n;
+    for (int a = 0; a < r; ++a)
+      while (head[a] < end[a] && std::int64_t(col[head[a]]) / c == J) ++head[a];
+  });
+  count[B] = n;
+}
+
+template <class V, class I>
+__global__ void fill_kernel(std::int64_t block_rows, int r, int c, int R, std::int64_t nrows, const I *__restrict__ row_ptr, const I *__restrict__ col,
+                            const V *__restrict__ val_in, const std::int32_t *__restrict__ perm, const std::int32_t *__restrict__ part_ptr,
+                            std::int32_t *__restrict__ bcol, V *__restrict__ val)
+{
+  const std::int64_t pos = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (pos >= block_rows) return;
+  const std::int64_t q = pos / R, i = pos % R, rc = std::int64_t(r) * c;
+  merge_block_row(std::int64_t(perm[pos]), r, c, nrows, row_ptr, col, [&](std::int32_t k, std::int32_t J, I *head, I *end) {
+    bcol[part_ptr[q] + std::int64_t(k) * R + i] = J;
+    for (int a = 0; a < r; ++a)
+      for (; head[a] < end[a] && std::int64_t(col[head[a]]) / c == J; ++head[a]) {
+        const std::int64_t e = a * c + std::int64_t(col[head[a]]) % c;
+        val[std::int64_t(part_ptr[q]) * rc + (std::int64_t(k) * rc + e) * R + i] = val_in[head[a]];
+      }
+  });
+}
+
 } // namespace
+
+template <class V, class I>
+std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p)
+{
+  check_params(p);
+  if (A.nrows > std::numeric_limits<std::int32_t>::max() || A.ncols > std::numeric_limits<std::int32_t>::max())
+    throw FormatError("BELLPACK: local block too large for 32-bit indices; use more MPI ranks");
+  auto               D  = std::make_unique<DeviceMatrix<V>>();
+  const std::int64_t r = p.r, c = p.c, R = p.partition_rows, rc = r * c, nnz = A.nnz();
+  const std::int64_t nbr = (A.nrows + r - 1) / r, np = (nbr + R - 1) / R;
+  D->params     = p;
+  D->nrows      = A.nrows;
+  D->ncols      = A.ncols;
+  D->block_rows = nbr;
+  D->partitions = np;
+  // an empty matrix may come with null column and value arrays: upload only what exists
+  Buffer rp = cuda::upload(A.row_ptr, std::size_t(A.nrows + 1));
+  Buffer ci = nnz ? cuda::upload(A.col_ind + A.row_ptr[0], std::size_t(nnz)) : Buffer(sizeof(I));
+  Buffer va = nnz ? cuda::upload(A.val + A.row_ptr[0], std::size_t(nnz)) : Buffer(sizeof(V));
+
+  // blocks per block row on the GPU, the sort and the partition layout on the host
+  std::vector<std::int64_t> ptr(nbr + 1, 0);
+  if (nbr) {
+    Buffer                    counts(nbr * sizeof(std::int32_t));
+    std::vector<std::int32_t> h(nbr);
+    count_kernel<I><<<unsigned((nbr + 255) / 256), 256>>>(nbr, int(r), int(c), A.nrows, rp.as<I>(), ci.as<I>(), counts.as<std::int32_t>());
+    cuda::check_launch("BELLPACK count kernel");
+    cuda::copy_to_host_sync(h.data(), counts.get(), nbr * sizeof(std::int32_t), nullptr);
+    for (std::int64_t B = 0; B < nbr; ++B) ptr[B + 1] = ptr[B] + h[B];
+  }
+  const std::vector<std::int32_t> perm = sort_by_count(ptr);
+  std::vector<std::int32_t>       pp(np + 1, 0);
+  for (std::int64_t q = 0; q < np; ++q) pp[q + 1] = checked_offset(pp[q] + (ptr[perm[q * R] + 1] - ptr[perm[q * R]]) * R, "BELLPACK");
+  const std::int64_t slots = pp[np];
+  checked_offset(slots * rc, "BELLPACK");
+  D->perm     = perm.empty() ? Buffer(sizeof(std::int32_t)) : cuda::upload(perm.data(), perm.size());
+  D->part_ptr = cuda::upload(pp.data(), pp.size());
+  D->bcol.resize(std::max<std::int64_t>(slots, 1) * sizeof(std::int32_t));
+  D->val.resize(std::max<std::int64_t>(slots * rc, 1) * sizeof(V));
+  cuda::check(cudaMemset(D->bcol.get(), 0xFF, slots * sizeof(std::int32_t)), "cudaMemset"); // kPadBlock
+  cuda::check(cudaMemset(D->val.get(), 0, slots * rc * sizeof(V)), "cudaMemset");
+  if (nbr)
+    fill_kernel<V, I><<<unsigned((nbr + 255) / 256), 256>>>(nbr, int(r), int(c), int(R), A.nrows, rp.as<I>(), ci.as<I>(), va.as<V>(),
+                                                          D->perm.template as<std::int32_t>(), D->part_ptr.template as<std::int32_t>(),
+                                                          D->bcol.template as<std::int32_t>(), D->val.template as<V>());
+  cuda::check_launch("BELLPACK fill kernel");
+  cuda::synchronize(nullptr);
+  D->footprint.rows        = A.nrows;
+  D->footprint.cols        = A.ncols;
+  D->footprint.nnz         = nnz;
+  D->footprint.stored      = slots * rc;
+  D->footprint.index_bytes = 4 * (slots + nbr + np + 1);
+  D->footprint.value_bytes = std::int64_t(sizeof(V)) * slots * rc;
+  return D;
+}
+
+template <class V>
+Matrix<V> download(const cuda::Operator<V> &op)
+{
+  const auto &D = dynamic_cast<const DeviceMatrix<V> &>(op);
+  Matrix<V>   M;
+  M.params     = D.params;
+  M.nrows      = D.nrows;
+  M.ncols      = D.ncols;
+  M.block_rows = D.block_rows;
+  M.part_ptr.resize(D.partitions + 1);
+  cuda::copy_to_host_sync(M.part_ptr.data(), D.part_ptr.get(), M.part_ptr.size() * sizeof(std::int32_t), nullptr);
+  const std::int64_t slots = M.part_ptr.back();
+  M.block_col.resize(slots);
+  M.val.resize(slots * M.rc());
+  M.row_perm.resize(D.block_rows);
+  if (slots) {
+    cuda::copy_to_host_sync(M.block_col.data(), D.bcol.get(), slots * sizeof(std::int32_t), nullptr);
+    cuda::copy_to_host_sync(M.val.data(), D.val.get(), slots * M.rc() * sizeof(V), nullptr);
+  }
+  if (D.block_rows) cuda::copy_to_host_sync(M.row_perm.data(), D.perm.get(), D.block_rows * sizeof(std::int32_t), nullptr);
+  return M;
+}
 
 template <class V>
 std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
@@ -112,8 +246,15 @@ std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
   return D;
 }
 
-template std::unique_ptr<cuda::Operator<float>>  to_device<float>(const Matrix<float> &);
-template std::unique_ptr<cuda::Operator<double>> to_device<double>(const Matrix<double> &);
+#define GPUMATS_BELLPACK_INSTANTIATE(V)                                                                                      \
+  template std::unique_ptr<cuda::Operator<V>> to_device<V>(const Matrix<V> &);                                               \
+  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int32_t>(const CsrView<V, std::int32_t, std::int32_t> &, \
+                                                                              const Params &);                                 \
+  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int64_t>(const CsrView<V, std::int64_t, std::int64_t> &, \
+                                                                              const Params &);                                 \
+  template Matrix<V> download<V>(const cuda::Operator<V> &);
+GPUMATS_BELLPACK_INSTANTIATE(float)
+GPUMATS_BELLPACK_INSTANTIATE(double)
 
 } // namespace bellpack
 } // namespace gpumats

@@ -12,5 +12,16 @@ namespace bellpack {
 template <class V>
 std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M);
 
+// Converts a host CSR (rows sorted by column, as PETSc's AIJ keeps them) on the GPU: block rows are
+// counted and filled there by merging their r rows; only the sort of block rows by length (a
+// counting sort of one integer per block row) runs on the host. Identical, array for array, to
+// to_device(from_csr(A, p)).
+template <class V, class I>
+std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p);
+
+// Brings a device copy back (without the host-only presence bits; tests compare the arrays).
+template <class V>
+Matrix<V> download(const cuda::Operator<V> &op);
+
 } // namespace bellpack
 } // namespace gpumats
