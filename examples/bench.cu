@@ -475,7 +475,7 @@ static PetscErrorCode FillX(Vec x)
 }
 
 /* The stream PETSc's GPU work goes to: its current device context's (the NULL stream by default) */
-static PetscErrorCode PetscStream(cudaStream_t *stream)
+static PetscErrorCode TimingStream(cudaStream_t *stream)
 {
   PetscFunctionBeginUser;
   *stream = nullptr;
@@ -1159,7 +1159,7 @@ int main(int argc, char **argv)
   PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA)); /* PETSc picks its GPU now; we use the same one */
 #endif
   BenchCallCUDA(cudaGetDevice(&dev));
-  PetscCall(PetscStream(&b.stream));
+  PetscCall(TimingStream(&b.stream));
   BenchCallCUDA(cudaEventCreate(&b.ev[0]));
   BenchCallCUDA(cudaEventCreate(&b.ev[1]));
 

@@ -154,13 +154,24 @@ def plot(rows, path):
     if not series:
         print(f"bench_report: no run with aijcusparse and another type; {path} not written", file=sys.stderr)
         return False
+    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+
     markers = "os^Dv<>phX*P8"
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, ax = plt.subplots(figsize=(10, 5.5))
     for k, (name, pts) in enumerate(series.items()):
         pts.sort()
         ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle="none", marker=markers[k % len(markers)], markersize=7, label=name, alpha=0.85)
     ax.axhline(1.0, color="gray", linewidth=1, linestyle="--", label=REF)
     ax.set_xscale("log")
+    # plain numbers at 1-2-5 steps instead of powers of ten: nnz/row spans one or two decades
+    xs = [x for pts in series.values() for x, _ in pts]
+    lo, hi = min(xs) / 1.3, max(xs) * 1.3
+    ax.set_xlim(lo, hi)
+    ticks = [m * 10**e for e in range(-1, 6) for m in (1, 2, 5) if lo <= m * 10**e <= hi] or [min(xs), max(xs)]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}")
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("nonzeros per row")
     ax.set_ylabel("MatMult speedup over aijcusparse")
     ax.set_title("MatMult speedup over aijcusparse\n" + summary_line(rows), fontsize=9)
@@ -168,7 +179,7 @@ def plot(rows, path):
     ymin = ax.get_ylim()[0]
     for x, names in sorted(labels.items()):
         ax.annotate(", ".join(sorted(names)), (x, ymin), xytext=(0, 4), textcoords="offset points", rotation=90, fontsize=7, color="dimgray", ha="center", va="bottom")
-    ax.legend(fontsize=8, loc="best")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
     fig.savefig(path, dpi=150)
     plt.close(fig)
