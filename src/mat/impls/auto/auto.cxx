@@ -48,6 +48,7 @@ public:
   {
     return double(A.nnz()) * (sizeof(Scalar) + 4) + 4.0 * double(A.nrows + 1) + double(sizeof(Scalar)) * double(A.nrows + A.ncols);
   }
+  double critical_steps(const CsrIn &, PetscInt) const override { return 0; } // cuSPARSE balances long rows
   Footprint footprint() const override
   {
 #if GPUMATS_HAVE_CUDA
@@ -74,14 +75,23 @@ private:
 struct Candidate {
   const char                     *name;
   std::unique_ptr<FormatOperator> op;
-  double                          bytes = 0, predicted_us = 0, measured_us = -1;
+  double                          bytes = 0, steps = 0, predicted_us = 0, measured_us = -1;
 };
 
-double efficiency(const char *format, bool banded)
+const autosel::KernelModel &model_of(const char *format)
 {
-  for (const auto &e : autosel::kEfficiency)
-    if (!std::strcmp(e.format, format)) return banded ? e.banded : e.scattered;
-  return 1.0;
+  for (const auto &e : autosel::kModel)
+    if (!std::strcmp(e.format, format)) return e;
+  return autosel::kModel[0];
+}
+
+// the model: streaming time of the format's bytes, or the longest work item, whichever is longer
+double predict_us(const Candidate &k, bool banded)
+{
+  const autosel::KernelModel &m    = model_of(k.name);
+  const double                eff  = banded ? m.banded : m.scattered;
+  const double                bw   = eff * autosel::kCopyBandwidthGBs * 1e3; // bytes per microsecond
+  return std::max(k.bytes / bw, m.us_per_step * k.steps);
 }
 
 class AutoOperator final : public FormatOperator {
@@ -118,7 +128,8 @@ public:
     const bool banded = A.nrows == 0 || sellp_banded(A);
     for (Candidate &k : c) {
       k.bytes        = k.op->predicted_bytes(A, bs);
-      k.predicted_us = k.bytes / (efficiency(k.name, banded) * autosel::kCopyBandwidthGBs * 1e3);
+      k.steps        = k.op->critical_steps(A, bs);
+      k.predicted_us = predict_us(k, banded);
     }
     std::stable_sort(c.begin(), c.end(), [](const Candidate &a, const Candidate &b) { return a.predicted_us < b.predicted_us; });
     // cuSPARSE CSR stays unless another format promises a clear gain
@@ -151,6 +162,7 @@ public:
   void mult_device(const Scalar *x, const cuda::Epilogue<Scalar> &ep, void *stream) const override { chosen_->mult_device(x, ep, stream); }
 #endif
   double      predicted_bytes(const CsrIn &A, PetscInt bs) const override { return chosen_ ? chosen_->predicted_bytes(A, bs) : 0; }
+  double      critical_steps(const CsrIn &A, PetscInt bs) const override { return chosen_ ? chosen_->critical_steps(A, bs) : 0; }
   Footprint   footprint() const override { return chosen_ ? chosen_->footprint() : Footprint{}; }
   std::string parameters() const override { return chosen_ ? report_ : std::string(trial ? "not built yet; will time the two best formats" : "not built yet"); }
   std::size_t device_bytes() const override { return chosen_ ? chosen_->device_bytes() : 0; }
@@ -170,7 +182,7 @@ private:
     std::string s = std::string("picked ") + c[pick].name + " (" + c[pick].op->parameters() + "); model [" + autosel::kModelSource + ", " +
                     (banded ? "banded" : "scattered") + " columns]:";
     for (const Candidate &k : c) {
-      std::snprintf(buf, sizeof(buf), " %s %.3g MB", k.name, k.bytes / 1e6);
+      std::snprintf(buf, sizeof(buf), " %s %.3g MB %.0f us", k.name, k.bytes / 1e6, k.predicted_us);
       s += buf;
       if (k.measured_us >= 0) {
         std::snprintf(buf, sizeof(buf), " (timed %.1f us)", k.measured_us);

@@ -29,10 +29,16 @@ public:
   Buffer               row_ptr, col, val;
   cusparseHandle_t     handle = nullptr;
   cusparseSpMatDescr_t mat    = nullptr;
-  mutable Buffer       work;
+  // vector descriptors and the work buffer are made at the first product and then only repointed;
+  // cusparseSpMV_preprocess runs once, as PETSc's aijcusparse does, which ALG1 needs to keep pace
+  mutable cusparseDnVecDescr_t vx = nullptr, vy = nullptr;
+  mutable Buffer               work;
+  mutable bool                 prepared = false;
 
   ~CsrMatrix() override
   {
+    if (vx) cusparseDestroyDnVec(vx);
+    if (vy) cusparseDestroyDnVec(vy);
     if (mat) cusparseDestroySpMat(mat);
     if (handle) cusparseDestroy(handle);
   }
@@ -44,18 +50,28 @@ public:
     auto st = static_cast<cudaStream_t>(stream);
     if (ep.beta != V(0) && ep.in != ep.out) cuda::check(cudaMemcpyAsync(ep.out, ep.in, nrows * sizeof(V), cudaMemcpyDeviceToDevice, st), "cudaMemcpyAsync");
     check_sparse(cusparseSetStream(handle, st), "cusparseSetStream");
-    cusparseDnVecDescr_t vx, vy;
-    check_sparse(cusparseCreateDnVec(&vx, ncols, const_cast<V *>(x), value_type<V>()), "cusparseCreateDnVec");
-    check_sparse(cusparseCreateDnVec(&vy, nrows, ep.out, value_type<V>()), "cusparseCreateDnVec");
-    const V     alpha = ep.alpha, beta = ep.beta;
-    std::size_t bytes = 0;
-    check_sparse(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat, vx, &beta, vy, value_type<V>(), CUSPARSE_SPMV_CSR_ALG1, &bytes),
-                 "cusparseSpMV_bufferSize");
-    work.resize(std::max<std::size_t>(bytes, 1));
+    const V alpha = ep.alpha, beta = ep.beta;
+    if (!vx) {
+      check_sparse(cusparseCreateDnVec(&vx, ncols, const_cast<V *>(x), value_type<V>()), "cusparseCreateDnVec");
+      check_sparse(cusparseCreateDnVec(&vy, nrows, ep.out, value_type<V>()), "cusparseCreateDnVec");
+    } else {
+      check_sparse(cusparseDnVecSetValues(vx, const_cast<V *>(x)), "cusparseDnVecSetValues");
+      check_sparse(cusparseDnVecSetValues(vy, ep.out), "cusparseDnVecSetValues");
+    }
+    if (!prepared) {
+      std::size_t bytes = 0;
+      check_sparse(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat, vx, &beta, vy, value_type<V>(), CUSPARSE_SPMV_CSR_ALG1, &bytes),
+                   "cusparseSpMV_bufferSize");
+      work.resize(std::max<std::size_t>(bytes, 1));
+#if CUSPARSE_VERSION >= 12400
+      check_sparse(cusparseSpMV_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat, vx, &beta, vy, value_type<V>(), CUSPARSE_SPMV_CSR_ALG1,
+                                           work.get()),
+                   "cusparseSpMV_preprocess");
+#endif
+      prepared = true;
+    }
     check_sparse(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat, vx, &beta, vy, value_type<V>(), CUSPARSE_SPMV_CSR_ALG1, work.get()),
                  "cusparseSpMV");
-    cusparseDestroyDnVec(vx);
-    cusparseDestroyDnVec(vy);
   }
   std::size_t bytes() const override { return row_ptr.bytes() + col.bytes() + val.bytes(); }
 };

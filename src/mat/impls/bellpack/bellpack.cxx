@@ -63,6 +63,8 @@ struct BellpackTraits {
     const double       stored = fill * double(A.nnz());
     return stored * sizeof(Scalar) + 4.0 * stored / double(r * c) + 4.0 * double(block_rows);
   }
+  // a thread walks the blocks of its block row; a row of L entries spans at least L/c blocks
+  static double critical_steps(const Params &p, const CsrIn &A) { return double((longest_row(A) + p.core.c - 1) / p.core.c); }
   static std::string describe(const Params &p)
   {
     return "block size " + std::to_string(p.core.r) + "x" + std::to_string(p.core.c) + (p.block_set ? "" : " (from the matrix block size)") +

@@ -56,6 +56,13 @@ struct CmrsTraits {
     }
     return double(stored) * (sizeof(Scalar) + 4) + 4.0 * double(strips + 1);
   }
+  // a warp walks its strip in steps of 32 entries
+  static double critical_steps(const Params &p, const CsrIn &A)
+  {
+    std::int64_t longest = 0;
+    for (std::int64_t r0 = 0; r0 < A.nrows; r0 += p.height) longest = std::max(longest, A.row_begin(std::min(A.nrows, r0 + p.height)) - A.row_begin(r0));
+    return double((longest + 31) / 32);
+  }
   static std::string describe(const Params &p)
   {
     return "strip height " + std::to_string(p.height) + (p.sort_columns ? ", entries sorted by column" : ", entries in row order") +

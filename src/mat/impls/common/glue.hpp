@@ -53,6 +53,9 @@ public:
   // bytes one product would move with this format and these parameters, from the CSR's structure
   // (exact where cheap, sampled otherwise): the input of autocuda's model
   virtual double      predicted_bytes(const CsrIn &A, PetscInt block_size) const = 0;
+  // dependent steps of the longest work item (a thread's row in SELL-P, a warp's strip in CMRS, a
+  // thread's block row in BELLPACK): what bounds the time when one row is far longer than the rest
+  virtual double      critical_steps(const CsrIn &A, PetscInt block_size) const = 0;
   virtual Footprint   footprint() const  = 0;
   virtual std::string parameters() const = 0; // the chosen parameters, for -mat_view and benchmarks
   virtual std::size_t device_bytes() const = 0;

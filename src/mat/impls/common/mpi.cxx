@@ -95,7 +95,7 @@ PetscErrorCode UpdateScatter(Mat A, Mat Ao, const PetscInt *garray)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode Build(Mat A, bool in_assembly)
+PetscErrorCode Build(Mat A)
 {
   MpiData        *d = Mpi(A);
   Mat             Ad, Ao;
@@ -107,7 +107,7 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   PetscCall(UpdateScatter(A, Ao, garray));
   PetscCall(UpdateBlock(A, Ad, d->diag));
   PetscCall(UpdateBlock(A, Ao, d->offd));
-  PetscCall(d->mark_current(A, in_assembly));
+  PetscCall(d->mark_current(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -117,7 +117,7 @@ PetscErrorCode EnsureCurrent(Mat A)
 
   PetscFunctionBegin;
   PetscCall(Mpi(A)->is_current(A, &current));
-  if (!current) PetscCall(Build(A, false));
+  if (!current) PetscCall(Build(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -156,7 +156,9 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
 {
   PetscFunctionBegin;
   PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
-  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(Build(A, true));
+  // the copy is rebuilt at its first use, as aijcusparse copies to the GPU lazily: an assembly that
+  // is never multiplied (DMCreateMatrix's preallocation fill) costs no conversion
+  if (mode == MAT_FINAL_ASSEMBLY) Mpi(A)->invalidate();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -265,7 +267,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->proto  = f.make();
   PetscCall(InstallType(A, d, prefix, ours, into_for(f, device), ConvertBack<MpiKind>));
   if (A->assembled) {
-    PetscErrorCode err = Build(A, false);
+    PetscErrorCode err = Build(A);
     if (err) PetscCall(ToAIJ(A)); // the conversion is all or nothing: A stays the AIJ it was
     PetscCall(err);
   }

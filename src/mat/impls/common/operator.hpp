@@ -11,6 +11,7 @@
 //     static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &, const Params &);
 //     static std::string describe(const Params &);
 //     static double predicted_bytes(const Params &, const CsrIn &); // the format's own arrays
+//     static double critical_steps(const Params &, const CsrIn &);  // see FormatOperator
 //   };
 #pragma once
 
@@ -66,6 +67,7 @@ public:
   {
     return T::predicted_bytes(T::resolve(params, A, block_size), A) + double(sizeof(Scalar)) * double(A.nrows + A.ncols);
   }
+  double critical_steps(const CsrIn &A, PetscInt block_size) const override { return T::critical_steps(T::resolve(params, A, block_size), A); }
   Footprint   footprint() const override { return fp_; }
   std::string parameters() const override { return T::describe(built_ ? used_ : params); }
   std::size_t device_bytes() const override

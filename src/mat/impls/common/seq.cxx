@@ -13,7 +13,7 @@ struct SeqData final : TypeData {
 
 SeqData *Seq(Mat A) { return static_cast<SeqData *>(Data(A)); }
 
-PetscErrorCode Build(Mat A, bool in_assembly)
+PetscErrorCode Build(Mat A)
 {
   SeqData *d = Seq(A);
   PetscInt bs;
@@ -22,7 +22,7 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   d->valid = false;
   PetscCall(MatGetBlockSize(A, &bs));
   PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs));
-  PetscCall(d->mark_current(A, in_assembly));
+  PetscCall(d->mark_current(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -32,7 +32,7 @@ PetscErrorCode EnsureCurrent(Mat A)
 
   PetscFunctionBegin;
   PetscCall(Seq(A)->is_current(A, &current));
-  if (!current) PetscCall(Build(A, false));
+  if (!current) PetscCall(Build(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -63,7 +63,9 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
 {
   PetscFunctionBegin;
   PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
-  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(Build(A, true));
+  // the copy is rebuilt at its first use, as aijcusparse copies to the GPU lazily: an assembly that
+  // is never multiplied (DMCreateMatrix's preallocation fill) costs no conversion
+  if (mode == MAT_FINAL_ASSEMBLY) Seq(A)->invalidate();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -168,7 +170,7 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->op     = f.make();
   PetscCall(InstallType(A, d, prefix, ours, into_for(f, device), ConvertBack<SeqKind>));
   if (A->assembled) {
-    PetscErrorCode err = Build(A, false);
+    PetscErrorCode err = Build(A);
     if (err) PetscCall(ToAIJ(A)); // the conversion is all or nothing: A stays the AIJ it was
     PetscCall(err);
   }

@@ -11,18 +11,16 @@ PetscErrorCode TypeData::is_current(Mat A, PetscBool *current)
   PetscFunctionBegin;
   PetscCall(PetscObjectGetId((PetscObject)A, &aid));
   PetscCall(PetscObjectStateGet((PetscObject)A, &ast));
-  *current = (valid && aid == id && (ast == state || (from_assembly && ast == state + 1))) ? PETSC_TRUE : PETSC_FALSE;
-  if (*current) state = ast, from_assembly = false;
+  *current = (valid && aid == id && ast == state) ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode TypeData::mark_current(Mat A, bool in_assembly)
+PetscErrorCode TypeData::mark_current(Mat A)
 {
   PetscFunctionBegin;
   PetscCall(PetscObjectGetId((PetscObject)A, &id));
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  valid         = true;
-  from_assembly = in_assembly;
+  valid = true;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

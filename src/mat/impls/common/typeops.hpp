@@ -23,11 +23,10 @@ struct TypeData {
   bool              device = false;
   OpFn              saved[kNumOps]{};
   PetscErrorCode (*retrieve)(Mat) = nullptr; // AIJ's MatRetrieveValues, which changes values without a state change
-  // the format copy is current for (id, state); after a build inside MatAssemblyEnd the state
-  // still goes up by one when MatAssemblyEnd returns, which `from_assembly` tolerates once
-  PetscObjectId    id = 0;
+  // the format copy is current while the matrix keeps the (id, state) it was built from
+  PetscObjectId    id    = 0;
   PetscObjectState state = 0;
-  bool             valid = false, from_assembly = false;
+  bool             valid = false;
   Staging          stage;
 
   virtual ~TypeData() = default;
@@ -40,7 +39,7 @@ struct TypeData {
     return reinterpret_cast<Fn>(saved[i])(args...);
   }
   PetscErrorCode is_current(Mat A, PetscBool *current);
-  PetscErrorCode mark_current(Mat A, bool in_assembly);
+  PetscErrorCode mark_current(Mat A);
 };
 
 inline TypeData *Data(Mat A) { return static_cast<TypeData *>(A->spptr); }

@@ -97,6 +97,8 @@ struct SellpTraits {
     const double       index = idx16 ? 2.0 + 4.0 / double(b) : 4.0;
     return double(stored) * (sizeof(Scalar) + index) + 4.0 * double(slices + 1) + (p.core.sigma > 1 ? 4.0 * double(A.nrows) : 0.0);
   }
+  // a thread walks entries t apart along its row
+  static double critical_steps(const Params &p, const CsrIn &A) { return double((longest_row(A) + p.core.threads_per_row - 1) / p.core.threads_per_row); }
   static std::string describe(const Params &p)
   {
     auto n = [](int v) { return v ? std::to_string(v) : std::string("auto"); };

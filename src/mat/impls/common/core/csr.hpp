@@ -2,6 +2,7 @@
 // and the epilogue of y = alpha*A*x + beta*y. PETSc-free C++17.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -87,6 +88,15 @@ struct Epilogue {
     out[i] = r;
   }
 };
+
+// Longest row of a CSR.
+template <class V, class RI, class CI>
+std::int64_t longest_row(const CsrView<V, RI, CI> &A)
+{
+  std::int64_t m = 0;
+  for (std::int64_t i = 0; i < A.nrows; ++i) m = std::max<std::int64_t>(m, A.row_end(i) - A.row_begin(i));
+  return m;
+}
 
 // Checks shared by every conversion: sizes that fit 32-bit offsets, columns in range.
 template <class V, class RI, class CI>
