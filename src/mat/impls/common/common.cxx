@@ -97,9 +97,18 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, FormatOperator &op,
 {
   PetscFunctionBegin;
   const std::string head = std::string(f.title) + " options";
+  const char *loads[] = {"stream", "cached"};
+  PetscInt    l       = op.stream_loads ? 0 : 1;
+  PetscBool   set;
   PetscOptionsHeadBegin(PetscOptionsObject, head.c_str());
   PetscCall(op.set_from_options(PetscOptionsObject, PetscObjectComm((PetscObject)A), changed));
+  PetscCall(PetscOptionsEList("-mat_gpumats_loads", "GPU loads of the matrix arrays: stream (evict-first, the caches keep x) or cached", "MATCMRSCUDA", loads, 2,
+                              loads[l], &l, &set));
   PetscOptionsHeadEnd();
+  if (set && (l == 0) != op.stream_loads) {
+    op.stream_loads = l == 0;
+    *changed        = PETSC_TRUE;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -38,6 +38,9 @@ using OptionItems = std::conditional_t<std::is_pointer<PetscOptionItems>::value,
 // off-diagonal block for MPI types), on the host or on the GPU, with its parameters.
 class FormatOperator {
 public:
+  // the ELLPACK paper's cache-differentiated loads: matrix arrays evict-first so the caches keep x
+  bool stream_loads = true;
+
   virtual ~FormatOperator() = default;
   // same parameters, nothing built
   virtual std::unique_ptr<FormatOperator> clone_parameters() const = 0;

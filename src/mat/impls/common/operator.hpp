@@ -26,8 +26,9 @@ public:
 
   std::unique_ptr<FormatOperator> clone_parameters() const override
   {
-    auto o    = std::make_unique<TraitsOperator>();
-    o->params = params;
+    auto o          = std::make_unique<TraitsOperator>();
+    o->params       = params;
+    o->stream_loads = this->stream_loads;
     return o;
   }
   PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm comm, PetscBool *changed) override
@@ -40,8 +41,9 @@ public:
     const typename T::Params p = T::resolve(params, A, block_size);
     if (device) {
 #if GPUMATS_HAVE_CUDA
-      dev_ = T::build_device(A, p);
-      fp_  = dev_->footprint;
+      dev_              = T::build_device(A, p);
+      dev_->load_policy = this->stream_loads ? cuda::LoadPolicy::kStream : cuda::LoadPolicy::kDefault;
+      fp_               = dev_->footprint;
 #endif
     } else {
       host_ = std::make_unique<typename T::Matrix>(T::from_csr(A, p));
@@ -69,7 +71,7 @@ public:
   }
   double critical_steps(const CsrIn &A, PetscInt block_size) const override { return T::critical_steps(T::resolve(params, A, block_size), A); }
   Footprint   footprint() const override { return fp_; }
-  std::string parameters() const override { return T::describe(built_ ? used_ : params); }
+  std::string parameters() const override { return T::describe(built_ ? used_ : params) + (this->stream_loads ? "" : ", cached matrix loads"); }
   std::size_t device_bytes() const override
   {
 #if GPUMATS_HAVE_CUDA
