@@ -16,7 +16,9 @@ Input: the CSV that examples/bench.cu writes (-csv), from runs of its generated 
 - us_per_step: the powerlaw time divided by the critical steps of its longest work item (the
   family's generator caps rows at 1000 entries): 1000/t steps for SELL-P with t threads per row,
   ceil(1000/32) for CMRS (a warp's strip), 1000/c for BELLPACK.
-Which format a type measures: cusparse-csr-alg1 -> csr, cmrscuda, sellpcuda, bellpackcuda.
+Which format a type measures: cusparse-csr-alg1 -> csr, cmrscuda, sellpcuda, bellpackcuda. Rows
+of option variants that autocuda never uses (cached matrix loads, the modified CMRS layout) are
+left out; efficiencies count each row's own bytes, whatever its index form.
 """
 import csv
 import re
@@ -44,7 +46,8 @@ def steps(fmt, params):
 
 
 def main(path):
-    rows = [r for r in csv.DictReader(open(path)) if r["status"] == "ok" and r["type"] in FORMATS]
+    variant = ("cached matrix loads", "modified layout")
+    rows = [r for r in csv.DictReader(open(path)) if r["status"] == "ok" and r["type"] in FORMATS and not any(v in r["params"] for v in variant)]
     eff = {}
     step = {}
     copy = []

@@ -95,7 +95,7 @@ PetscErrorCode UpdateScatter(Mat A, Mat Ao, const PetscInt *garray)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode Build(Mat A)
+PetscErrorCode Build(Mat A, bool in_assembly)
 {
   MpiData        *d = Mpi(A);
   Mat             Ad, Ao;
@@ -107,7 +107,7 @@ PetscErrorCode Build(Mat A)
   PetscCall(UpdateScatter(A, Ao, garray));
   PetscCall(UpdateBlock(A, Ad, d->diag));
   PetscCall(UpdateBlock(A, Ao, d->offd));
-  PetscCall(d->mark_current(A));
+  PetscCall(d->mark_current(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -117,7 +117,7 @@ PetscErrorCode EnsureCurrent(Mat A)
 
   PetscFunctionBegin;
   PetscCall(Mpi(A)->is_current(A, &current));
-  if (!current) PetscCall(Build(A));
+  if (!current) PetscCall(Build(A, false));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -154,11 +154,15 @@ PetscErrorCode MultAdd(Mat A, Vec x, Vec y, Vec z) { return Apply(A, x, y, z); }
 
 PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
 {
+  Mat             Ad, Ao;
+  const PetscInt *garray;
+
   PetscFunctionBegin;
+  // no inode detection in the diagonal block: our product replaces AIJ's (see seq.cxx)
+  PetscCall(GetBlocks(A, &Ad, &Ao, &garray));
+  PetscCall(MatSetOption(Ad, MAT_USE_INODES, PETSC_FALSE));
   PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
-  // the copy is rebuilt at its first use, as aijcusparse copies to the GPU lazily: an assembly that
-  // is never multiplied (DMCreateMatrix's preallocation fill) costs no conversion
-  if (mode == MAT_FINAL_ASSEMBLY) Mpi(A)->invalidate();
+  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(Build(A, true));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -267,7 +271,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->proto  = f.make();
   PetscCall(InstallType(A, d, prefix, ours, into_for(f, device), ConvertBack<MpiKind>));
   if (A->assembled) {
-    PetscErrorCode err = Build(A);
+    PetscErrorCode err = Build(A, false);
     if (err) PetscCall(ToAIJ(A)); // the conversion is all or nothing: A stays the AIJ it was
     PetscCall(err);
   }

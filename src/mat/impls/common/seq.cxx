@@ -13,7 +13,7 @@ struct SeqData final : TypeData {
 
 SeqData *Seq(Mat A) { return static_cast<SeqData *>(Data(A)); }
 
-PetscErrorCode Build(Mat A)
+PetscErrorCode Build(Mat A, bool in_assembly)
 {
   SeqData *d = Seq(A);
   PetscInt bs;
@@ -22,7 +22,7 @@ PetscErrorCode Build(Mat A)
   d->valid = false;
   PetscCall(MatGetBlockSize(A, &bs));
   PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs));
-  PetscCall(d->mark_current(A));
+  PetscCall(d->mark_current(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -32,7 +32,7 @@ PetscErrorCode EnsureCurrent(Mat A)
 
   PetscFunctionBegin;
   PetscCall(Seq(A)->is_current(A, &current));
-  if (!current) PetscCall(Build(A));
+  if (!current) PetscCall(Build(A, false));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -62,10 +62,11 @@ PetscErrorCode MultAdd(Mat A, Vec x, Vec y, Vec z) { return Apply(A, x, y, z); }
 PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
 {
   PetscFunctionBegin;
+  // AIJ's inode detection is an O(nnz) pass per assembly for its own MatMult, which ours replaces
+  // (aijcusparse turns it off too)
+  PetscCall(MatSetOption(A, MAT_USE_INODES, PETSC_FALSE));
   PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
-  // the copy is rebuilt at its first use, as aijcusparse copies to the GPU lazily: an assembly that
-  // is never multiplied (DMCreateMatrix's preallocation fill) costs no conversion
-  if (mode == MAT_FINAL_ASSEMBLY) Seq(A)->invalidate();
+  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(Build(A, true));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -170,7 +171,7 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->op     = f.make();
   PetscCall(InstallType(A, d, prefix, ours, into_for(f, device), ConvertBack<SeqKind>));
   if (A->assembled) {
-    PetscErrorCode err = Build(A);
+    PetscErrorCode err = Build(A, false);
     if (err) PetscCall(ToAIJ(A)); // the conversion is all or nothing: A stays the AIJ it was
     PetscCall(err);
   }

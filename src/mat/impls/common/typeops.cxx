@@ -11,16 +11,18 @@ PetscErrorCode TypeData::is_current(Mat A, PetscBool *current)
   PetscFunctionBegin;
   PetscCall(PetscObjectGetId((PetscObject)A, &aid));
   PetscCall(PetscObjectStateGet((PetscObject)A, &ast));
-  *current = (valid && aid == id && ast == state) ? PETSC_TRUE : PETSC_FALSE;
+  *current = (valid && aid == id && (ast == state || (from_assembly && ast == state + 1))) ? PETSC_TRUE : PETSC_FALSE;
+  if (*current) state = ast, from_assembly = false;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode TypeData::mark_current(Mat A)
+PetscErrorCode TypeData::mark_current(Mat A, bool in_assembly)
 {
   PetscFunctionBegin;
   PetscCall(PetscObjectGetId((PetscObject)A, &id));
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  valid = true;
+  valid         = true;
+  from_assembly = in_assembly;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

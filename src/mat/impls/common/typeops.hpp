@@ -23,10 +23,12 @@ struct TypeData {
   bool              device = false;
   OpFn              saved[kNumOps]{};
   PetscErrorCode (*retrieve)(Mat) = nullptr; // AIJ's MatRetrieveValues, which changes values without a state change
-  // the format copy is current while the matrix keeps the (id, state) it was built from
+  // the format copy is current while the matrix keeps the (id, state) it was built from; a copy
+  // built inside MatAssemblyEnd sees the state go up by one when MatAssemblyEnd returns, which
+  // `from_assembly` tolerates once
   PetscObjectId    id    = 0;
   PetscObjectState state = 0;
-  bool             valid = false;
+  bool             valid = false, from_assembly = false;
   Staging          stage;
 
   virtual ~TypeData() = default;
@@ -39,7 +41,7 @@ struct TypeData {
     return reinterpret_cast<Fn>(saved[i])(args...);
   }
   PetscErrorCode is_current(Mat A, PetscBool *current);
-  PetscErrorCode mark_current(Mat A);
+  PetscErrorCode mark_current(Mat A, bool in_assembly);
 };
 
 inline TypeData *Data(Mat A) { return static_cast<TypeData *>(A->spptr); }

@@ -218,7 +218,7 @@ Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
       M.val[M.slice_ptr[s] + k * b + i]     = A.val[src + k];
     }
   }
-  if (p.index != Index::k32) compress_columns(M);
+  if (p.index != Index::k32 && M.stored()) compress_columns(M); // as on the device: an empty layout stays 32-bit
   return M;
 }
 
