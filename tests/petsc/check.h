@@ -131,3 +131,33 @@ static inline PetscErrorCode Magnitude(Mat Aaij, Vec x, Vec yin, Vec mag)
   PetscCall(MatDestroy(&Aabs));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* Collective check that B x == R x for a deterministic x (R: the reference, AIJ or of the reference
+   type), within the rounding bound of any summation order; |R| supplies the bound. */
+static inline PetscErrorCode CheckSameProduct(Mat R, Mat B, PetscInt seed, const char *name)
+{
+  Vec                x, y, yref, mag;
+  PetscBool          ok;
+  char               why[256] = "";
+  PetscInt           rs, re;
+  PetscScalar       *a;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(B, &x, &y));
+  PetscCall(VecDuplicate(y, &yref));
+  PetscCall(VecDuplicate(y, &mag));
+  PetscCall(VecGetOwnershipRange(x, &rs, &re));
+  PetscCall(VecGetArray(x, &a));
+  for (PetscInt i = rs; i < re; i++) a[i - rs] = PetscSinReal((PetscReal)(seed * 131 + i)); /* deterministic, in [-1, 1] */
+  PetscCall(VecRestoreArray(x, &a));
+  PetscCall(MatMult(B, x, y));
+  PetscCall(MatMult(R, x, yref));
+  PetscCall(Magnitude(R, x, NULL, mag));
+  PetscCall(CompareVecs(y, yref, mag, 1e3 * PETSC_MACHINE_EPSILON, &ok, why, sizeof(why)));
+  PetscCall(Check(PetscObjectComm((PetscObject)B), ok, name, why));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&yref));
+  PetscCall(VecDestroy(&mag));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -11,25 +11,7 @@ static char help[] = "MatConvert to and from every type under test (initial, reu
 /* B x == A x (A: AIJ) within rounding; names the check */
 static PetscErrorCode CheckProduct(Mat A, Mat B, const char *name)
 {
-  Vec       x, y, yref, mag;
-  PetscBool ok;
-  char      why[256] = "";
-
-  PetscFunctionBeginUser;
-  PetscCall(MatCreateVecs(B, &x, &y));
-  PetscCall(VecDuplicate(y, &yref));
-  PetscCall(VecDuplicate(y, &mag));
-  PetscCall(TestVector(x, 11));
-  PetscCall(MatMult(B, x, y));
-  PetscCall(MatMult(A, x, yref));
-  PetscCall(Magnitude(A, x, NULL, mag));
-  PetscCall(CompareVecs(y, yref, mag, 1e3 * PETSC_MACHINE_EPSILON, &ok, why, sizeof(why)));
-  PetscCall(Check(PetscObjectComm((PetscObject)A), ok, name, why));
-  PetscCall(VecDestroy(&x));
-  PetscCall(VecDestroy(&y));
-  PetscCall(VecDestroy(&yref));
-  PetscCall(VecDestroy(&mag));
-  PetscFunctionReturn(PETSC_SUCCESS);
+  return CheckSameProduct(A, B, 11, name);
 }
 
 /* the matrix's type is <seq|mpi><root> */

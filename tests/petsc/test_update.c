@@ -134,25 +134,7 @@ static PetscErrorCode WriteArray(Mat A, PetscInt step)
 
 static PetscErrorCode Compare(Mat R, Mat B, const char *name)
 {
-  Vec       x, y, yref, mag;
-  PetscBool ok;
-  char      why[256] = "";
-
-  PetscFunctionBeginUser;
-  PetscCall(MatCreateVecs(B, &x, &y));
-  PetscCall(VecDuplicate(y, &yref));
-  PetscCall(VecDuplicate(y, &mag));
-  PetscCall(TestVector(x, 5));
-  PetscCall(MatMult(B, x, y));
-  PetscCall(MatMult(R, x, yref));
-  PetscCall(Magnitude(R, x, NULL, mag));
-  PetscCall(CompareVecs(y, yref, mag, 1e3 * PETSC_MACHINE_EPSILON, &ok, why, sizeof(why)));
-  PetscCall(Check(PetscObjectComm((PetscObject)B), ok, name, why));
-  PetscCall(VecDestroy(&x));
-  PetscCall(VecDestroy(&y));
-  PetscCall(VecDestroy(&yref));
-  PetscCall(VecDestroy(&mag));
-  PetscFunctionReturn(PETSC_SUCCESS);
+  return CheckSameProduct(R, B, 5, name);
 }
 
 /* MatSetValues after assembly and no re-assembly: MatMult must refuse (never use the stale copy). */

@@ -241,22 +241,6 @@ PetscErrorCode Transpose(Mat A, MatReuse reuse, Mat *B)
   return Mpi(A)->call<PetscErrorCode (*)(Mat, MatReuse, Mat *)>(kTranspose, A, reuse, B);
 }
 
-template <FormatInfo *F, bool D>
-PetscErrorCode Into(Mat A, MatType t, MatReuse r, Mat *B)
-{
-  return ConvertInto<MpiKind, F, D>(A, t, r, B);
-}
-
-using IntoFn = PetscErrorCode (*)(Mat, MatType, MatReuse, Mat *);
-
-IntoFn into_for(const FormatInfo &f, bool device)
-{
-  if (&f == &cmrs_info) return device ? Into<&cmrs_info, true> : Into<&cmrs_info, false>;
-  if (&f == &sellp_info) return device ? Into<&sellp_info, true> : Into<&sellp_info, false>;
-  if (&f == &auto_info) return Into<&auto_info, true>; // a GPU type only
-  return device ? Into<&bellpack_info, true> : Into<&bellpack_info, false>;
-}
-
 } // namespace
 
 PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
@@ -269,7 +253,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->info   = &f;
   d->device = device;
   d->proto  = f.make();
-  PetscCall(InstallType(A, d, prefix, ours, into_for(f, device), ConvertBack<MpiKind>));
+  PetscCall(InstallType(A, d, prefix, ours, into_for<MpiKind>(f, device), ConvertBack<MpiKind>));
   if (A->assembled) {
     PetscErrorCode err = Build(A, false);
     if (err) PetscCall(ToAIJ(A)); // the conversion is all or nothing: A stays the AIJ it was

@@ -89,6 +89,17 @@ PetscErrorCode ConvertInto(Mat A, MatType, MatReuse reuse, Mat *B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// The converter into (format, device) for a kind, as a plain function pointer PETSc can compose.
+using IntoFn = PetscErrorCode (*)(Mat, MatType, MatReuse, Mat *);
+template <class Kind>
+IntoFn into_for(const FormatInfo &f, bool device)
+{
+  if (&f == &cmrs_info) return device ? ConvertInto<Kind, &cmrs_info, true> : ConvertInto<Kind, &cmrs_info, false>;
+  if (&f == &sellp_info) return device ? ConvertInto<Kind, &sellp_info, true> : ConvertInto<Kind, &sellp_info, false>;
+  if (&f == &auto_info) return ConvertInto<Kind, &auto_info, true>; // a GPU type only
+  return device ? ConvertInto<Kind, &bellpack_info, true> : ConvertInto<Kind, &bellpack_info, false>;
+}
+
 template <class Kind>
 PetscErrorCode ConvertBack(Mat A, MatType, MatReuse reuse, Mat *B)
 {
