@@ -62,8 +62,6 @@ struct Footprint {
   std::int64_t total_bytes() const { return index_bytes + value_bytes; }
   // stored / nnz: 1 means no padding at all
   double fill_ratio() const { return nnz ? double(stored) / double(nnz) : 1.0; }
-  // The CMRS paper's beta+ (eq. 6.1 generalised): the format's bytes plus x read once and y written once.
-  std::int64_t beta_plus(std::int64_t value_size) const { return total_bytes() + value_size * (rows + cols); }
 };
 
 // Bytes the same matrix takes in plain CSR with 32-bit indices: the baseline every footprint is
