@@ -2,7 +2,7 @@
    bench - petsc-gpumats MatMult benchmark: one matrix, several Mat types, one GPU, double precision.
 
    Synopsis:
-     build/bin/bench [-matrix poisson7|poisson27|block3|random4|random16|powerlaw] [-n <int>]
+     build/bin/bench [-matrix poisson7|poisson27|block3|random4|random16|powerlaw|shuffled7] [-n <int>]
                      [-f <file>] [-types <type,type,...>] [-warmup <10>] [-reps <100>]
                      [-baselines <true>] [-copy_mib <1024>] [-check_tol <1e-12>] [-csv <file>]
                      [-mat_cmrs_* / -mat_sellp_* / -mat_bellpack_* / -mat_cusparse_* options]
@@ -40,13 +40,19 @@
                P(L >= k) = (1.75/k)^1.5 for 2 <= k <= 1000 (density ~ k^-2.5); mean 4.59, median 2,
                90th percentile 8, 99th 37, about 0.007% of the rows at the cap of 1000. Columns: the
                diagonal and L-1 distinct uniformly random ones, so only the row lengths differ from random4
+.  shuffled7 - poisson7 (default n = 160) with rows and columns renumbered by one random
+               permutation, as a mesh numbered without regard to locality: the case for
+               -mat_gpumats_reorder rcm
    -f <file> reads a matrix instead: *.mtx Matrix Market (coordinate real/integer/pattern,
    general/symmetric/skew-symmetric; duplicates are summed), anything else PETSc binary (MatLoad;
    -matload_block_size sets its block size).
 
    Options:
 +  -types <list>      - Mat types, default aijcusparse,sellcuda,cmrscuda,sellpcuda,bellpackcuda,autocuda.
-                        aijcusparse runs first whatever its place: its y is the reference of every check
+                        aijcusparse runs first whatever its place: its y is the reference of every check.
+                        A type may carry a variant tag, type:tag; that matrix then reads its options
+                        with the prefix tag_, so one run compares parameter settings, e.g.
+                        -types aijcusparse,cmrscuda:h4,cmrscuda:h8 -h4_mat_cmrs_height 4 -h8_mat_cmrs_height 8
 .  -warmup <10>       - untimed MatMult() calls before the timed ones
 .  -reps <100>        - timed MatMult() calls per type
 .  -baselines <true>  - also time raw cuSPARSE
@@ -88,7 +94,7 @@
 */
 
 static char help[] = "petsc-gpumats MatMult benchmark on one GPU: one matrix, several Mat types and raw cuSPARSE.\n"
-                     "  -matrix poisson7|poisson27|block3|random4|random16|powerlaw  -n <int>  -f <file.mtx|petsc-binary>\n"
+                     "  -matrix poisson7|poisson27|block3|random4|random16|powerlaw|shuffled7  -n <int>  -f <file.mtx|petsc-binary>\n"
                      "  -types <type,...>  -warmup <int>  -reps <int>  -baselines <bool>  -copy_mib <int>  -check_tol <real>  -csv <file>\n"
                      "  and -mat_cmrs_*, -mat_sellp_*, -mat_bellpack_*, -mat_cusparse_* options (see the top of examples/bench.cu)\n\n";
 
@@ -260,6 +266,34 @@ struct RandomGen {
       sum += std::fabs(vals[q]);
     }
     vals[diag] = 1.0 + sum;
+  }
+};
+
+/* shuffled7: poisson7 with rows and columns renumbered by one random permutation, as a mesh
+   numbered without regard to locality would be. Row r is row old[r] of poisson7 with every column
+   c renamed to inv[c]; the reordering options (-mat_gpumats_reorder rcm) are measured on it. */
+struct ShuffledGen {
+  StencilGen            base;
+  std::vector<PetscInt> old, inv; /* new -> old, old -> new */
+
+  explicit ShuffledGen(PetscInt n) : base{n, 1, false, true}
+  {
+    const PetscInt N = n * n * n;
+    old.resize((size_t)N);
+    inv.resize((size_t)N);
+    for (PetscInt r = 0; r < N; r++) old[(size_t)r] = r;
+    for (PetscInt r = N - 1; r > 0; r--) std::swap(old[(size_t)r], old[(size_t)((Mix(Key(kSaltColumn, (uint64_t)r, 7)) >> 11) % (uint64_t)(r + 1))]);
+    for (PetscInt r = 0; r < N; r++) inv[(size_t)old[(size_t)r]] = r;
+  }
+  PetscInt length(PetscInt r) const { return base.length(old[(size_t)r]); }
+  void     fill(PetscInt r, PetscInt *cols, PetscScalar *vals) const
+  {
+    const PetscInt                              L = length(r);
+    std::vector<std::pair<PetscInt, PetscScalar>> e((size_t)L);
+    base.fill(old[(size_t)r], cols, vals);
+    for (PetscInt q = 0; q < L; q++) e[(size_t)q] = {inv[(size_t)cols[q]], vals[q]};
+    std::sort(e.begin(), e.end());
+    for (PetscInt q = 0; q < L; q++) cols[q] = e[(size_t)q].first, vals[q] = e[(size_t)q].second;
   }
 };
 
@@ -657,11 +691,19 @@ static PetscErrorCode Describe(Bench &b, Mat B, Result &r)
 }
 
 /* MatConvert + MatSetFromOptions: what may fail for a type that cannot be used here */
-static PetscErrorCode ConvertPhase(Mat A, const char *type, Mat *B, double *seconds)
+static PetscErrorCode ConvertPhase(Mat A, const char *spec, Mat *B, double *seconds)
 {
   PetscLogDouble t0, t1;
+  char           type[256], prefix[256] = "";
+  char          *colon;
 
   PetscFunctionBeginUser;
+  /* type:tag -> Mat type "type", options prefix "tag_" (set on A, which MatConvert's copy inherits, and on B) */
+  PetscCall(PetscStrncpy(type, spec, sizeof(type)));
+  if ((colon = strchr(type, ':'))) {
+    *colon = 0;
+    PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "%s_", colon + 1));
+  }
   BenchCallCUDA(cudaDeviceSynchronize());
   PetscCall(PetscTime(&t0));
   if (!strcmp(type, "sellcuda") || !strcmp(type, "seqsellcuda")) {
@@ -670,7 +712,13 @@ static PetscErrorCode ConvertPhase(Mat A, const char *type, Mat *B, double *seco
        matrices). Through SELL both steps have converters. */
     PetscCall(MatConvert(A, MATSEQSELL, MAT_INITIAL_MATRIX, B));
     PetscCall(MatConvert(*B, type, MAT_INPLACE_MATRIX, B));
-  } else PetscCall(MatConvert(A, type, MAT_INITIAL_MATRIX, B));
+  } else {
+    if (prefix[0]) PetscCall(MatSetOptionsPrefix(A, prefix));
+    PetscErrorCode err = MatConvert(A, type, MAT_INITIAL_MATRIX, B);
+    if (prefix[0]) PetscCall(MatSetOptionsPrefix(A, nullptr));
+    PetscCall(err);
+  }
+  if (prefix[0]) PetscCall(MatSetOptionsPrefix(*B, prefix));
   PetscCall(MatSetFromOptions(*B)); /* the type's own options: -mat_cmrs_height, -mat_sellp_slice_height, ... */
   PetscCall(PetscTime(&t1));
   *seconds = t1 - t0;
@@ -1105,8 +1153,8 @@ static PetscErrorCode WriteCSV(const Bench &b, const RunInfo &info, const char *
 
 int main(int argc, char **argv)
 {
-  static const char *const families[]      = {"poisson7", "poisson27", "block3", "random4", "random16", "powerlaw"};
-  static const PetscInt    default_n[]     = {160, 100, 64, 4000000, 2000000, 2000000};
+  static const char *const families[]      = {"poisson7", "poisson27", "block3", "random4", "random16", "powerlaw", "shuffled7"};
+  static const PetscInt    default_n[]     = {160, 100, 64, 4000000, 2000000, 2000000, 160};
   static const char *const default_types[] = {"aijcusparse", "sellcuda", "cmrscuda", "sellpcuda", "bellpackcuda", "autocuda"};
   const int                ndefault        = 6;
   Bench                    b;
@@ -1127,8 +1175,8 @@ int main(int argc, char **argv)
   PetscCheck(size == 1, PETSC_COMM_WORLD, PETSC_ERR_WRONG_MPI_SIZE, "bench runs on one MPI rank (one GPU), not %d", (int)size);
 
   PetscOptionsBegin(PETSC_COMM_WORLD, nullptr, "petsc-gpumats MatMult benchmark", nullptr);
-  PetscCall(PetscOptionsEList("-matrix", "Generated matrix", "bench.cu", families, 6, families[family], &family, nullptr));
-  PetscCall(PetscOptionsInt("-n", "Grid points per direction (poisson7, poisson27, block3) or rows (random4, random16, powerlaw)", "bench.cu", n, &n, nullptr));
+  PetscCall(PetscOptionsEList("-matrix", "Generated matrix", "bench.cu", families, 7, families[family], &family, nullptr));
+  PetscCall(PetscOptionsInt("-n", "Grid points per direction (poisson7, poisson27, block3, shuffled7) or rows (random4, random16, powerlaw)", "bench.cu", n, &n, nullptr));
   PetscCall(PetscOptionsString("-f", "Read the matrix from this file: *.mtx Matrix Market, else PETSc binary", "bench.cu", file, file, sizeof(file), &load));
   PetscCall(PetscOptionsStringArray("-types", "Comma-separated Mat types", "bench.cu", types, &ntypes, &types_set));
   PetscCall(PetscOptionsBoundedInt("-warmup", "Untimed MatMult calls per type", "bench.cu", b.warmup, &b.warmup, nullptr, 0));
@@ -1181,10 +1229,15 @@ int main(int argc, char **argv)
   } else {
     if (n < 0) n = default_n[family];
     PetscCheck(n >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n must be positive");
-    if (family <= 2) {
+    if (family <= 2 || family == 6) {
       PetscCheck((double)n * n * n * (family == 2 ? 3 : 1) < (double)INT32_MAX, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n %" PetscInt_FMT " is too large", n);
-      const StencilGen g = {n, family == 2 ? 3 : 1, family != 0, family != 2};
-      PetscCall(BuildCSR(g, n * n * n * g.dof, families[family], &csr));
+      if (family == 6) {
+        const ShuffledGen g(n);
+        PetscCall(BuildCSR(g, n * n * n, families[family], &csr));
+      } else {
+        const StencilGen g = {n, family == 2 ? 3 : 1, family != 0, family != 2};
+        PetscCall(BuildCSR(g, n * n * n * g.dof, families[family], &csr));
+      }
     } else {
       const RandomGen g = {n, family == 3 ? 4 : (family == 4 ? 16 : 0)};
       PetscCall(BuildCSR(g, n, families[family], &csr));
