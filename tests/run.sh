@@ -102,6 +102,14 @@ if ! skipped petsc; then
       run_checks "$prog np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP"
     done
   done
+  # the same products and solves with the copies in RCM order (-mat_gpumats_reorder rcm; autocuda
+  # refuses it, section 4)
+  RCM_CSV=$(echo $TYPES | tr ' ' '\n' | grep -v '^auto' | paste -sd, -)
+  for np in 1 2; do
+    for prog in test_mult test_update test_ksp; do
+      run_checks "$prog rcm np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$RCM_CSV" -ref "$REF" -dir "$TMP" -mat_gpumats_reorder rcm
+    done
+  done
 fi
 
 # --- 3. PETSc's tutorials as unmodified clients ---------------------------------------------
@@ -163,13 +171,18 @@ if ! skipped options; then
     esac
     expect_output "mat-view-info/$t" "$info" "${EX2[@]}" -mat_type "$t" $good -mat_view ::ascii_info
     expect_output "help-lists-options/$t" "$opts" "${EX2[@]}" -mat_type "$t" -help
+    case $base in
+      auto) expect_error "reorder-refused/$t" "-mat_gpumats_reorder" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder rcm ;;
+      *) expect_output "reorder-view/$t" "in RCM order" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder rcm -mat_view ::ascii_info
+         expect_error "bad-option/$t -mat_gpumats_reorder" "mat_gpumats_reorder" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder amd ;;
+    esac
   done
   bad() { # name pattern options...
     local name=$1 pattern=$2 t
     shift 2
     for t in $TYPES; do case $t in "$name"*) expect_error "bad-option/$t $*" "$pattern" "${EX2[@]}" -mat_type "$t" "$@" ;; esac; done
   }
-  bad cmrs "-mat_cmrs_height" -mat_cmrs_height 0
+  bad cmrs "-mat_cmrs_height" -mat_cmrs_height -1
   bad cmrs "-mat_cmrs_height" -mat_cmrs_height 17
   bad cmrs "-mat_cmrs_kernel modified" -mat_cmrs_kernel modified -mat_cmrs_height 8
   bad cmrs "mat_cmrs_kernel" -mat_cmrs_kernel fast

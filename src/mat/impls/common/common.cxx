@@ -1,7 +1,10 @@
 // Pieces of the PETSc glue shared by the Seq and MPI types of every format.
 #include "glue.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <limits>
+#include <utility>
 
 #if PetscDefined(HAVE_CUDA)
   #include <petscdevice.h>
@@ -104,30 +107,107 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, FormatOperator &op,
   PetscCall(op.set_from_options(PetscOptionsObject, PetscObjectComm((PetscObject)A), changed));
   PetscCall(PetscOptionsEList("-mat_gpumats_loads", "GPU loads of the matrix arrays: stream (evict-first, the caches keep x) or cached", "MATCMRSCUDA", loads, 2,
                               loads[l], &l, &set));
+  const char *orders[] = {"none", "rcm"};
+  PetscInt    o        = op.reorder_rcm ? 1 : 0;
+  PetscBool   set_o;
+  PetscCall(PetscOptionsEList("-mat_gpumats_reorder", "Renumber the rows and columns of the (diagonal) block for the GPU copy: none, or rcm (reverse Cuthill-McKee)",
+                              "MATCMRSCUDA", orders, 2, orders[o], &o, &set_o));
   PetscOptionsHeadEnd();
   if (set && (l == 0) != op.stream_loads) {
     op.stream_loads = l == 0;
     *changed        = PETSC_TRUE;
   }
+  PetscCheck(!(set_o && o == 1 && &f == &auto_info), PetscObjectComm((PetscObject)A), PETSC_ERR_SUP,
+             "-mat_gpumats_reorder rcm is an option of the cmrs, sellp and bellpack types; autocuda may pick cuSPARSE CSR, which cannot write "
+             "reordered rows: use -mat_type sellpcuda (or cmrscuda, bellpackcuda) with it");
+  if (set_o && (o == 1) != op.reorder_rcm) {
+    op.reorder_rcm = o == 1;
+    *changed       = PETSC_TRUE;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size)
+// The RCM order of a square block from PETSc's MatGetOrdering (new position -> original row).
+// MatGetOrdering insists on an assembled matrix, and a block is converted from inside its own
+// MatAssemblyEnd, before PETSc marks it assembled: the flag is raised for the call only.
+static PetscErrorCode RcmOrder(Mat block, std::vector<std::int32_t> &order)
+{
+  IS              rperm, cperm;
+  const PetscInt *p;
+  PetscInt        m;
+  const PetscBool assembled = block->assembled;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetLocalSize(block, &m, nullptr));
+  block->assembled   = PETSC_TRUE;
+  PetscErrorCode err = MatGetOrdering(block, MATORDERINGRCM, &rperm, &cperm);
+  block->assembled   = assembled;
+  PetscCall(err);
+  PetscCall(ISGetIndices(rperm, &p));
+  order.assign(p, p + m);
+  PetscCall(ISRestoreIndices(rperm, &p));
+  PetscCall(ISDestroy(&rperm));
+  PetscCall(ISDestroy(&cperm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// B = A in the order `order` (row i of B is row order[i] of A, column j of B is column order[j]),
+// rows kept sorted by column.
+struct PermutedCsr {
+  std::vector<PetscInt>    ptr, col;
+  std::vector<PetscScalar> val;
+};
+static void Permute(const CsrIn &A, const std::vector<std::int32_t> &order, PermutedCsr &B)
+{
+  const std::int64_t        m = A.nrows;
+  std::vector<std::int32_t> inverse(m);
+  for (std::int64_t i = 0; i < m; ++i) inverse[order[i]] = std::int32_t(i);
+  B.ptr.assign(m + 1, 0);
+  for (std::int64_t i = 0; i < m; ++i) B.ptr[i + 1] = B.ptr[i] + (A.row_end(order[i]) - A.row_begin(order[i]));
+  B.col.resize(B.ptr[m]);
+  B.val.resize(B.ptr[m]);
+  std::vector<std::pair<PetscInt, PetscScalar>> row;
+  for (std::int64_t i = 0; i < m; ++i) {
+    row.clear();
+    for (std::int64_t k = A.row_begin(order[i]); k < A.row_end(order[i]); ++k) row.emplace_back(inverse[A.col_ind[k]], A.val[k]);
+    std::sort(row.begin(), row.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    for (std::size_t k = 0; k < row.size(); ++k) B.col[B.ptr[i] + k] = row[k].first, B.val[B.ptr[i] + k] = row[k].second;
+  }
+}
+
+PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool reorderable)
 {
   const PetscInt    *ia, *ja;
   const PetscScalar *aa;
   PetscInt           m, n;
   PetscBool          done;
+  PermutedCsr        P;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(f.convert_event, block, 0, 0, 0));
   PetscCall(MatGetSize(block, &m, &n));
+  op.order.clear();
+  const bool reorder = op.reorder_rcm && reorderable && m == n && m > 0;
+  PetscCheck(!reorder || m <= (PetscInt)std::numeric_limits<std::int32_t>::max(), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_gpumats_reorder rcm: a block of %" PetscInt_FMT " rows exceeds the 32-bit row order; use more MPI ranks or no reordering", m);
+  if (reorder) PetscCall(RcmOrder(block, op.order));
   PetscCall(MatGetRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ did not return the CSR of a SeqAIJ block");
   PetscCall(MatSeqAIJGetArrayRead(block, &aa));
-  const CsrIn A{m, n, ia, ja, aa};
-  PetscErrorCode err = guarded(PETSC_COMM_SELF, device ? "converting to the GPU format" : "converting to the host format",
-                               [&] { op.build(A, block_size, device); });
+  const CsrIn    A{m, n, ia, ja, aa};
+  PetscErrorCode err = guarded(PETSC_COMM_SELF, device ? "converting to the GPU format" : "converting to the host format", [&] {
+    if (reorder) {
+      Permute(A, op.order, P);
+      op.build(CsrIn{m, n, P.ptr.data(), P.col.data(), P.val.data()}, block_size, device);
+#if GPUMATS_HAVE_CUDA
+      if (device) {
+        op.dev_order = cuda::upload(op.order.data(), op.order.size());
+        op.dev_x.resize(std::size_t(n) * sizeof(PetscScalar));
+      }
+#endif
+    } else op.build(A, block_size, device);
+  });
+  if (err) op.order.clear();
   PetscCall(MatSeqAIJRestoreArrayRead(block, &aa));
   PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCall(err);
@@ -219,12 +299,29 @@ PetscErrorCode ApplyOperator(const FormatInfo &f, const FormatOperator &op, bool
   if (device) {
 #if GPUMATS_HAVE_CUDA
     PetscCall(PetscLogGpuTimeBegin());
-    PetscCall(guarded(PETSC_COMM_SELF, "running the SpMV kernel", [&] { op.mult_device(x, cuda::Epilogue<Scalar>{alpha, beta, in, out}, stream); }));
+    PetscCall(guarded(PETSC_COMM_SELF, "running the SpMV kernel", [&] {
+      cuda::Epilogue<Scalar> ep{alpha, beta, in, out};
+      if (!op.order.empty()) { // a reordered copy: x into its column order, rows written back through the map
+        cuda::gather(op.dev_x.as<Scalar>(), x, op.dev_order.as<std::int32_t>(), std::int64_t(op.order.size()), stream);
+        x          = op.dev_x.as<Scalar>();
+        ep.row_map = op.dev_order.as<std::int32_t>();
+      }
+      op.mult_device(x, ep, stream);
+    }));
     PetscCall(PetscLogGpuTimeEnd());
     PetscCall(PetscLogGpuFlops(flops));
 #endif
   } else {
-    PetscCall(guarded(PETSC_COMM_SELF, "host SpMV", [&] { op.mult_host(x, Epilogue<Scalar>{alpha, beta, in, out}); }));
+    PetscCall(guarded(PETSC_COMM_SELF, "host SpMV", [&] {
+      Epilogue<Scalar> ep{alpha, beta, in, out};
+      if (!op.order.empty()) {
+        op.host_x.resize(op.order.size());
+        for (std::size_t j = 0; j < op.order.size(); ++j) op.host_x[j] = x[op.order[j]];
+        x          = op.host_x.data();
+        ep.row_map = op.order.data();
+      }
+      op.mult_host(x, ep);
+    }));
     PetscCall(PetscLogFlops(flops));
   }
   PetscCall(PetscLogEventEnd(f.spmv_event, 0, 0, 0, 0));

@@ -12,9 +12,11 @@
   #include "cuda/device.hpp"
 #endif
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 // PETSc before 3.19 returned a plain 0 for success
 #if PETSC_VERSION_LT(3, 19, 0)
@@ -40,6 +42,18 @@ class FormatOperator {
 public:
   // the ELLPACK paper's cache-differentiated loads: matrix arrays evict-first so the caches keep x
   bool stream_loads = true;
+  // -mat_gpumats_reorder rcm: the copy holds the block with rows and columns in reverse
+  // Cuthill-McKee order (the ELLPACK paper's bandwidth reduction), so neighbouring rows share x
+  bool reorder_rcm = false;
+  // Set by BuildFromSeqAIJ when the copy is reordered (empty otherwise): position -> original row
+  // (and column, the same symmetric order). ApplyOperator gathers x into this order and the
+  // kernels write row i of the copy to row order[i] (Epilogue::row_map).
+  std::vector<std::int32_t> order;
+  mutable std::vector<Scalar> host_x; // x in the copy's column order, host SpMV
+#if GPUMATS_HAVE_CUDA
+  cuda::Buffer         dev_order;
+  mutable cuda::Buffer dev_x;
+#endif
 
   virtual ~FormatOperator() = default;
   // same parameters, nothing built
@@ -110,7 +124,9 @@ PetscErrorCode CurrentStream(void **stream);
 // Reads the format's options for A (from SetFromOptions and from conversions).
 PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, FormatOperator &op, OptionItems PetscOptionsObject, PetscBool *changed);
 // Builds op from a SeqAIJ block, logging the conversion and the upload; the block stays untouched.
-PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size);
+// reorderable: the block is a diagonal block (its columns are the rows' own unknowns), so
+// -mat_gpumats_reorder may renumber both.
+PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool reorderable);
 // Prints the -mat_view ::ascii_info lines of one format copy.
 PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char *what, const FormatOperator &op, bool device);
 

@@ -43,7 +43,7 @@ PetscErrorCode GetBlocks(Mat A, Mat *Ad, Mat *Ao, const PetscInt **garray)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode UpdateBlock(Mat A, Mat block, BlockCopy &copy)
+PetscErrorCode UpdateBlock(Mat A, Mat block, BlockCopy &copy, bool diagonal)
 {
   MpiData         *d = Mpi(A);
   PetscObjectId    id;
@@ -57,7 +57,7 @@ PetscErrorCode UpdateBlock(Mat A, Mat block, BlockCopy &copy)
   if (!copy.op) copy.op = d->proto->clone_parameters();
   copy.id = -1;
   PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(BuildFromSeqAIJ(block, *d->info, *copy.op, d->device, bs));
+  PetscCall(BuildFromSeqAIJ(block, *d->info, *copy.op, d->device, bs, diagonal));
   copy.id = id, copy.state = state;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -105,8 +105,8 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   d->valid = false;
   PetscCall(GetBlocks(A, &Ad, &Ao, &garray));
   PetscCall(UpdateScatter(A, Ao, garray));
-  PetscCall(UpdateBlock(A, Ad, d->diag));
-  PetscCall(UpdateBlock(A, Ao, d->offd));
+  PetscCall(UpdateBlock(A, Ad, d->diag, true));
+  PetscCall(UpdateBlock(A, Ao, d->offd, false));
   PetscCall(d->mark_current(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

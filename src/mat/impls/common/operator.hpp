@@ -29,6 +29,7 @@ public:
     auto o          = std::make_unique<TraitsOperator>();
     o->params       = params;
     o->stream_loads = this->stream_loads;
+    o->reorder_rcm  = this->reorder_rcm;
     return o;
   }
   PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm comm, PetscBool *changed) override
@@ -71,7 +72,11 @@ public:
   }
   double critical_steps(const CsrIn &A, PetscInt block_size) const override { return T::critical_steps(T::resolve(params, A, block_size), A); }
   Footprint   footprint() const override { return fp_; }
-  std::string parameters() const override { return T::describe(built_ ? used_ : params) + (this->stream_loads ? "" : ", cached matrix loads"); }
+  std::string parameters() const override
+  {
+    return T::describe(built_ ? used_ : params) + (this->stream_loads ? "" : ", cached matrix loads") +
+           (!this->order.empty() ? ", rows and columns in RCM order" : (this->reorder_rcm ? ", RCM requested" : ""));
+  }
   std::size_t device_bytes() const override
   {
 #if GPUMATS_HAVE_CUDA

@@ -21,7 +21,7 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   PetscFunctionBegin;
   d->valid = false;
   PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs));
+  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs, true));
   PetscCall(d->mark_current(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

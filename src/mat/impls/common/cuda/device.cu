@@ -18,13 +18,6 @@ int device_count(std::string *why)
   return n;
 }
 
-int current_device()
-{
-  int d = 0;
-  check(cudaGetDevice(&d), "cudaGetDevice");
-  return d;
-}
-
 void set_device(int device) { check(cudaSetDevice(device), "cudaSetDevice"); }
 
 void synchronize(void *stream) { check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize"); }
@@ -64,6 +57,25 @@ void copy_to_host_sync(void *dst, const void *src, std::size_t bytes, void *stre
   check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync to host");
   synchronize(stream);
 }
+
+namespace {
+template <class V>
+__global__ void gather_kernel(V *__restrict__ dst, const V *__restrict__ src, const std::int32_t *__restrict__ idx, std::int64_t n)
+{
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) dst[i] = __ldg(src + idx[i]);
+}
+} // namespace
+
+template <class V>
+void gather(V *dst, const V *src, const std::int32_t *idx, std::int64_t n, void *stream)
+{
+  if (!n) return;
+  gather_kernel<V><<<unsigned((n + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(dst, src, idx, n);
+  check_launch("gather kernel");
+}
+template void gather<float>(float *, const float *, const std::int32_t *, std::int64_t, void *);
+template void gather<double>(double *, const double *, const std::int32_t *, std::int64_t, void *);
 
 } // namespace cuda
 } // namespace gpumats

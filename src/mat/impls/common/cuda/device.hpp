@@ -24,7 +24,6 @@ private:
 
 // Number of usable CUDA devices; 0 when there is no GPU or no driver, with the reason in *why.
 int  device_count(std::string *why);
-int  current_device();
 void set_device(int device);
 void synchronize(void *stream);
 
@@ -70,10 +69,15 @@ Buffer upload(const T *host, std::size_t n)
 // out[i] = alpha*(A x)[i] + beta*in[i] on device arrays; beta == 0 never reads in.
 template <class V>
 struct Epilogue {
-  V        alpha = 1, beta = 0;
-  const V *in    = nullptr;
-  V       *out   = nullptr;
+  V                   alpha = 1, beta = 0;
+  const V            *in      = nullptr;
+  V                  *out     = nullptr;
+  const std::int32_t *row_map = nullptr; // row i of the format is row row_map[i] of in and out (a reordered copy)
 };
+
+// dst[i] = src[idx[i]] for i < n, on `stream`: x in the column order of a reordered copy.
+template <class V>
+void gather(V *dst, const V *src, const std::int32_t *idx, std::int64_t n, void *stream);
 
 // Load policy for the matrix streams (the ELLPACK paper's cache-differentiated loads): kStream
 // marks matrix arrays evict-first so that x keeps the caches; kDefault leaves caching to the hardware.
