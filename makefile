@@ -41,7 +41,7 @@ NVCCFLAGS := -std=c++17 -O3 -arch=sm_$(CUDA_ARCH) -ccbin $(firstword $(CXX) g++)
 comma := ,
 CUDA_LDFLAGS := $(if $(CUDA_OBJ),-L$(CUDA_DIR)/lib64 -Wl$(comma)-rpath$(comma)$(CUDA_DIR)/lib64 -lcusparse -lcudart)
 
-.PHONY: all lib deps run test gpu-test examples tests bench clean check-petsc petsc-cuda
+.PHONY: all lib deps run test gpu-test examples tests bench bellpack-model clean check-petsc petsc-cuda
 
 all: lib examples
 
@@ -94,6 +94,19 @@ $(OBJDIR)/bench.o: examples/bench.cu include/petscgpumats.h
 $(BINDIR)/bench: $(OBJDIR)/bench.o $(LIB)
 	@mkdir -p $(BINDIR)
 	$(firstword $(CXX) g++) -o $@ $< $(BENCH_LIBS)
+
+# Offline benchmarks of BELLPACK's execution-time model (config/tuning/bellpack_model.cu): PETSc-free,
+# it links the library's CUDA objects only. `make bellpack-model` writes config/tuning/bellpack-h200.csv
+# on this machine's GPU; config/tuning/bellpack_fit.py turns it into src/mat/impls/bellpack/model.hpp.
+MODEL_OBJ := $(OBJDIR)/mat/impls/bellpack/cuda.o $(OBJDIR)/mat/impls/common/cuda/device.o
+
+$(BINDIR)/bellpack-model: config/tuning/bellpack_model.cu $(MODEL_OBJ)
+	@mkdir -p $(BINDIR)
+	$(NVCC) -std=c++17 -O3 -arch=sm_$(CUDA_ARCH) -o $@ $^
+
+bellpack-model: $(BINDIR)/bellpack-model
+	$(BINDIR)/bellpack-model > config/tuning/bellpack-h200.csv
+	python3 config/tuning/bellpack_fit.py config/tuning/bellpack-h200.csv > src/mat/impls/bellpack/model.hpp
 
 TEST_C := $(wildcard tests/petsc/*.c)
 TEST_BIN := $(patsubst tests/petsc/%.c,$(BINDIR)/%,$(TEST_C)) $(BINDIR)/test_formats

@@ -4,9 +4,12 @@
 //   - the host SpMV equals the CSR reference for y = A x (y holding NaN garbage before),
 //     y = alpha A x + beta y, and z = y + A x, within the rounding bound of any summation order;
 //   - padding never touches x: an Inf in x reaches only the rows that reference its column;
+//   - a row map (the epilogue of a reordered copy) sends row i of the format to row map[i];
 //   - footprint counts are consistent;
+//   - BELLPACK's execution-time model grows with the work and picks a valid partition size;
 //   - bad parameters and matrices too wide for a packed index are refused with FormatError.
 #include "../../src/mat/impls/bellpack/host.hpp"
+#include "../../src/mat/impls/bellpack/tuning.hpp"
 #include "../../src/mat/impls/cmrs/host.hpp"
 #include "../../src/mat/impls/sellp/host.hpp"
 #include "../common/check.hpp"
@@ -90,6 +93,17 @@ bool check_case(const Fmt &fmt, const Csr<V> &A, const P &p, bool exact_padding,
     fmt.spmv(M, x.data(), ep);
     testmat::reference_spmv(A, x, c.alpha, c.beta, y0, ref, mag);
     if (!testmat::close(A, out, ref, mag, why)) return why = std::string(c.name) + ": " + why, false;
+  }
+  {
+    // row i of the format lands in row map[i] (here the reverse order), beta reading in[map[i]]
+    std::vector<std::int32_t> map(std::size_t(A.nrows));
+    for (std::int64_t i = 0; i < A.nrows; ++i) map[std::size_t(i)] = std::int32_t(A.nrows - 1 - i);
+    std::vector<V> in(y0.rbegin(), y0.rend()), out(std::size_t(A.nrows), std::numeric_limits<V>::quiet_NaN());
+    Epilogue<V>    ep{V(2), V(-1), in.data(), out.data(), map.data()};
+    fmt.spmv(M, x.data(), ep);
+    std::vector<V> back(out.rbegin(), out.rend());
+    testmat::reference_spmv(A, x, 2, -1, y0, ref, mag);
+    if (!testmat::close(A, back, ref, mag, why)) return why = "row map: " + why, false;
   }
   if (exact_padding && A.ncols > 0) {
     // Inf in one column of x: rows not referencing that column must stay finite
@@ -258,6 +272,28 @@ void footprint_values()
   check::record(std::abs(bellpack::block_fill(M.view(), 2, 2) - 24.0 / 10.0) < 1e-12, "bellpack/fill-ratio");
 }
 
+void bellpack_model()
+{
+  const bellpack::ModelEntry e{1, 1, 128, 16, 3.0, 0.5, 0.05, 0.01};
+  // one partial iteration: start-up plus the work of its N blocks, then partitions stack up
+  check::record(std::abs(bellpack::model_time(e, 4, 1, 132) - (3.0 + 0.5 * 4)) < 1e-12, "bellpack-model/one-partition");
+  bool grows = true;
+  for (std::int64_t L = 1; L < 20000; L += 37) grows = grows && bellpack::model_time(e, 4, L + 37, 132) >= bellpack::model_time(e, 4, L, 132);
+  for (double N = 1; N < 64; N += 3) grows = grows && bellpack::model_time(e, N + 3, 5000, 132) > bellpack::model_time(e, N, 5000, 132);
+  check::record(grows, "bellpack-model/time-grows-with-partitions-and-blocks");
+  // eqs. (18)-(21) by hand for I = 3 iterations of T*M = 2112 partitions: 2112 + 2112 + 100
+  const double N = 7, a = 0.01 * N;
+  const double t = (3.0 + 0.5 * N + a * 15) + (0.05 * N + a * 15) + (0.05 * N + a * ((100 + 131) / 132 - 1));
+  check::record(std::abs(bellpack::model_time(e, N, 2 * 2112 + 100, 132) - t) < 1e-9, "bellpack-model/equations-18-21");
+  bool valid = true;
+  for (int r = 1; r <= 8; ++r)
+    for (int c = 1; c <= 8; ++c) {
+      const int R = bellpack::choose_partition_rows(r, c, 100000, 7e5);
+      valid       = valid && R >= 32 && R <= 1024 && !(R & (R - 1));
+    }
+  check::record(valid, "bellpack-model/chooses-a-power-of-two-partition");
+}
+
 } // namespace
 
 int main()
@@ -266,5 +302,6 @@ int main()
   run_all<float>("float");
   bad_input();
   footprint_values();
+  bellpack_model();
   return check::finish();
 }

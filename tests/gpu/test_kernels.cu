@@ -4,6 +4,8 @@
 //   - SpMV of the device copy matches the long-double CSR reference within the rounding bound for
 //     y = A x (y prefilled with NaN), y = a A x + b y in place, and z = y + A x;
 //   - both load policies (streaming and default caching);
+//   - a row map (the epilogue of a reordered copy) and the x gather of reordered copies;
+//   - BELLPACK's dense builder of the model benchmarks, and its occupancy query;
 //   - padding never reads x (an Inf in x stays in the rows that reference it).
 // `--quick` runs a reduced sweep in double only, for compute-sanitizer memcheck.
 #include "../../src/mat/impls/auto/device.hpp"
@@ -77,6 +79,19 @@ bool check_spmv(cuda::Operator<V> &op, const Csr<V> &A, bool exact_padding, std:
       if (!testmat::close(A, dout.get(), ref, mag, why))
         return why = std::string(c.name) + (pol == cuda::LoadPolicy::kStream ? " stream: " : " default: ") + why, false;
     }
+  }
+  {
+    // row i of the format lands in row map[i] (the reverse order); beta reads in[map[i]]
+    std::vector<std::int32_t> map(std::size_t(A.nrows));
+    for (std::int64_t i = 0; i < A.nrows; ++i) map[std::size_t(i)] = std::int32_t(A.nrows - 1 - i);
+    DeviceArray<std::int32_t> dmap(map);
+    DeviceArray<V>            din(std::vector<V>(y0.rbegin(), y0.rend())), dout(std::vector<V>(std::size_t(A.nrows), std::numeric_limits<V>::quiet_NaN()));
+    cuda::Epilogue<V>         ep{V(2), V(-1), din.p, dout.p, dmap.p};
+    op.spmv(dx.p, ep, nullptr);
+    cudaDeviceSynchronize();
+    const std::vector<V> out = dout.get();
+    testmat::reference_spmv(A, x, 2, -1, y0, ref, mag);
+    if (!testmat::close(A, std::vector<V>(out.rbegin(), out.rend()), ref, mag, why)) return why = "row map: " + why, false;
   }
   if (exact_padding && A.ncols > 0) {
     std::vector<V> xi = x;
@@ -230,6 +245,40 @@ void run_all(const char *vname)
 
 } // namespace
 
+// x gathered into a reordered copy's column order, and BELLPACK's dense model matrices
+void gather_and_dense()
+{
+  const std::int64_t        n = 1000;
+  std::vector<std::int32_t> idx(n);
+  std::vector<double>       x(n);
+  for (std::int64_t i = 0; i < n; ++i) idx[i] = std::int32_t((i * 7919) % n), x[i] = double(i) + 0.5;
+  DeviceArray<std::int32_t> didx(idx);
+  DeviceArray<double>       dx(x), dy(std::vector<double>(n, -1));
+  cuda::gather(dy.p, dx.p, didx.p, n, nullptr);
+  cudaDeviceSynchronize();
+  const std::vector<double> y = dy.get();
+  bool                      ok = true;
+  for (std::int64_t i = 0; i < n; ++i) ok = ok && y[i] == x[idx[i]];
+  check::record(ok, "gather/x-in-column-order");
+
+  // a dense 3x2-blocked matrix of 77 block rows, 5 blocks each: all-zero values give y = 0, and
+  // the layout converts back to CSR with every row of length 10
+  const bellpack::Params p{3, 2, 32};
+  auto                   D  = bellpack::dense_on_device<double>(77, 5, p);
+  const auto             H  = bellpack::download(*D);
+  bool                   ok2 = H.nrows == 231 && H.ncols == 10 && H.partitions() == 3 && H.slots() == 3 * 32 * 5;
+  for (std::int64_t q = 0; q < H.partitions() && ok2; ++q)
+    for (std::int64_t k = 0; k < 5; ++k)
+      for (std::int64_t i = 0; i < 32; ++i) ok2 = ok2 && H.block_col[H.part_ptr[q] + k * 32 + i] == (q * 32 + i < 77 ? k : bellpack::kPadBlock);
+  DeviceArray<double> xs(std::vector<double>(10, 1.0)), ys(std::vector<double>(231, std::numeric_limits<double>::quiet_NaN()));
+  D->spmv(xs.p, cuda::Epilogue<double>{1, 0, nullptr, ys.p}, nullptr);
+  cudaDeviceSynchronize();
+  for (double v : ys.get()) ok2 = ok2 && v == 0;
+  check::record(ok2, "bellpack/dense-model-matrix");
+  const int T = bellpack::resident_partitions<double>(bellpack::Params{3, 3, 128});
+  check::record(T >= 1 && T <= 16, "bellpack/resident-partitions", "T = " + std::to_string(T) + " for 128 threads");
+}
+
 int main(int argc, char **argv)
 {
   for (int i = 1; i < argc; ++i) quick |= !std::strcmp(argv[i], "--quick");
@@ -240,5 +289,6 @@ int main(int argc, char **argv)
   }
   run_all<double>("double");
   if (!quick) run_all<float>("float"); // memcheck: the index arithmetic is the same for both
+  gather_and_dense();
   return check::finish();
 }

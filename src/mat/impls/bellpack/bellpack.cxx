@@ -1,6 +1,7 @@
 // BELLPACK in the PETSc glue: options, defaults and the bridge to the core and the CUDA layer.
 #include "../common/operator.hpp"
 #include "host.hpp"
+#include "tuning.hpp"
 
 #include <limits>
 #if GPUMATS_HAVE_CUDA
@@ -12,9 +13,11 @@ namespace gpumats {
 namespace {
 
 struct BellpackTraits {
+  // partition_rows 0: chosen per matrix by the execution-time model (tuning.hpp)
   struct Params {
-    bellpack::Params core;
+    bellpack::Params core{1, 1, 0};
     bool             block_set = false; // false: take the block size of the Mat (MatSetBlockSize, DMDA dof)
+    bool             partition_set = false; // R given by the user
   };
   using Matrix = bellpack::Matrix<Scalar>;
 
@@ -26,17 +29,18 @@ struct BellpackTraits {
     PetscFunctionBegin;
     PetscCall(PetscOptionsIntArray("-mat_bellpack_block_size", "Dense block size r,c (1-8 each; one value for square blocks); default: the matrix block size",
                                    "MATBELLPACK", rc, &n, &set_rc));
-    PetscCall(PetscOptionsInt("-mat_bellpack_partition_rows", "Block rows per ELLPACK partition R (threads per CUDA block): a power of two, 1-1024",
+    PetscCall(PetscOptionsInt("-mat_bellpack_partition_rows", "Block rows per ELLPACK partition R (threads per CUDA block): a power of two, 1-1024 (0: chosen per matrix by the execution-time model)",
                               "MATBELLPACK", R, &R, &set_R));
     if (set_rc && n == 1) rc[1] = rc[0];
     PetscCheck(!set_rc || (n >= 1 && n <= 2), comm, PETSC_ERR_ARG_SIZ, "-mat_bellpack_block_size takes r,c or a single size, not %" PetscInt_FMT " values", n);
     PetscCheck(!set_rc || (rc[0] >= 1 && rc[0] <= bellpack::kMaxBlock && rc[1] >= 1 && rc[1] <= bellpack::kMaxBlock), comm, PETSC_ERR_ARG_OUTOFRANGE,
                "-mat_bellpack_block_size %" PetscInt_FMT ",%" PetscInt_FMT " is out of range: r and c must each be 1 to 8", rc[0], rc[1]);
-    PetscCheck(R >= 1 && R <= 1024 && !(R & (R - 1)), comm, PETSC_ERR_ARG_OUTOFRANGE,
-               "-mat_bellpack_partition_rows %" PetscInt_FMT " is invalid: use a power of two from 1 to 1024", R);
+    PetscCheck(R == 0 || (R >= 1 && R <= 1024 && !(R & (R - 1))), comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "-mat_bellpack_partition_rows %" PetscInt_FMT " is invalid: use a power of two from 1 to 1024, or 0 to let the execution-time model choose", R);
     Params q = p;
     if (set_rc) q.core.r = int(rc[0]), q.core.c = int(rc[1]), q.block_set = true;
     q.core.partition_rows = int(R);
+    q.partition_set       = R != 0;
     *changed = (q.core.r != p.core.r || q.core.c != p.core.c || q.core.partition_rows != p.core.partition_rows || q.block_set != p.block_set) ? PETSC_TRUE
                                                                                                                                               : PETSC_FALSE;
     p = q;
@@ -48,9 +52,19 @@ struct BellpackTraits {
   static Params resolve(const Params &p, const CsrIn &A, PetscInt bs)
   {
     Params q = p;
-    if (q.block_set) return q;
+    if (!q.block_set) q.core = block_size(q.core, A, bs);
+    if (!q.core.partition_rows) {
+      // the paper's model: N blocks per thread from the sampled fill ratio, L = ceil(block rows / R)
+      const std::int64_t r = q.core.r, c = q.core.c, block_rows = (A.nrows + r - 1) / r;
+      const double       fill = bellpack::block_fill(A, int(r), int(c), std::max<std::int64_t>(1, block_rows / 100));
+      q.core.partition_rows   = bellpack::choose_partition_rows(int(r), int(c), block_rows, fill * double(A.nnz()) / double(r * c));
+    }
+    return q;
+  }
+  static bellpack::Params block_size(bellpack::Params q, const CsrIn &A, PetscInt bs)
+  {
     if (bs > 1 && bs <= bellpack::kMaxBlock) {
-      q.core.r = q.core.c = int(bs);
+      q.r = q.c = int(bs);
       return q;
     }
     double best = std::numeric_limits<double>::max();
@@ -59,7 +73,7 @@ struct BellpackTraits {
         const std::int64_t block_rows = (A.nrows + r - 1) / r;
         const double       fill       = bellpack::block_fill(A, r, c, std::max<std::int64_t>(1, block_rows / 100));
         const double       bytes      = fill * (sizeof(Scalar) + 4.0 / double(r * c));
-        if (bytes < best - 1e-12) best = bytes, q.core.r = r, q.core.c = c;
+        if (bytes < best - 1e-12) best = bytes, q.r = r, q.c = c;
       }
     return q;
   }
@@ -85,7 +99,8 @@ struct BellpackTraits {
   static std::string describe(const Params &p)
   {
     return "block size " + std::to_string(p.core.r) + "x" + std::to_string(p.core.c) + (p.block_set ? "" : " (from the matrix block size or fill estimation)") +
-           ", partitions of " + std::to_string(p.core.partition_rows) + " block rows";
+           ", partitions of " + (p.core.partition_rows ? std::to_string(p.core.partition_rows) : std::string("auto")) + " block rows" +
+           (p.partition_set ? "" : std::string(" (execution-time model, ") + bellpack::kModelSource + ")");
   }
 };
 

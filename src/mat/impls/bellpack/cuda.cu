@@ -10,7 +10,9 @@
 #include "../common/cuda/check.cuh"
 #include "device.hpp"
 
+#include <numeric>
 #include <utility>
+#include <vector>
 
 namespace gpumats {
 namespace bellpack {
@@ -58,6 +60,23 @@ __global__ void spmv_kernel(std::int64_t block_rows, std::int64_t nrows, std::in
     if (I * BR + a < nrows) cuda::apply(ep, I * BR + a, acc[a]);
 }
 
+// Calls f(kernel) with the SpMV kernel instantiated for block size r x c and load policy P; K
+// enumerates (r-1)*8 + (c-1), one instantiation per supported block size.
+template <class V, class F, int... K>
+void with_kernel(int r, int c, LoadPolicy P, F &&f, std::integer_sequence<int, K...>)
+{
+  const int key = (r - 1) * kMaxBlock + (c - 1);
+  ((key == K ? (P == LoadPolicy::kStream ? f(spmv_kernel<V, K / kMaxBlock + 1, K % kMaxBlock + 1, LoadPolicy::kStream>)
+                                         : f(spmv_kernel<V, K / kMaxBlock + 1, K % kMaxBlock + 1, LoadPolicy::kDefault>))
+              : void()),
+   ...);
+}
+template <class V, class F>
+void with_kernel(int r, int c, LoadPolicy P, F &&f)
+{
+  with_kernel<V>(r, c, P, f, std::make_integer_sequence<int, kMaxBlock * kMaxBlock>{});
+}
+
 template <class V>
 class DeviceMatrix final : public cuda::Operator<V> {
 public:
@@ -65,29 +84,14 @@ public:
   std::int64_t nrows = 0, ncols = 0, block_rows = 0, partitions = 0;
   Buffer       part_ptr, bcol, val, perm;
 
-  template <int BR, int BC>
-  void launch(const V *x, const Epilogue<V> &ep, cudaStream_t st) const
-  {
-    auto args = [&](auto kernel) {
-      kernel<<<unsigned(partitions), params.partition_rows, 0, st>>>(block_rows, nrows, ncols, part_ptr.as<std::int32_t>(), bcol.as<std::int32_t>(),
-                                                                     val.as<V>(), perm.as<std::int32_t>(), x, ep);
-    };
-    if (this->load_policy == LoadPolicy::kStream) args(spmv_kernel<V, BR, BC, LoadPolicy::kStream>);
-    else args(spmv_kernel<V, BR, BC, LoadPolicy::kDefault>);
-  }
-
-  template <int... K>
-  void dispatch(const V *x, const Epilogue<V> &ep, cudaStream_t st, std::integer_sequence<int, K...>) const
-  {
-    // K enumerates (r-1)*8 + (c-1): one instantiation per supported block size
-    const int key = (params.r - 1) * kMaxBlock + (params.c - 1);
-    ((key == K ? launch<K / kMaxBlock + 1, K % kMaxBlock + 1>(x, ep, st) : void()), ...);
-  }
-
   void spmv(const V *x, const Epilogue<V> &ep, void *stream) const override
   {
     if (!nrows) return;
-    dispatch(x, ep, static_cast<cudaStream_t>(stream), std::make_integer_sequence<int, kMaxBlock * kMaxBlock>{});
+    const cudaStream_t st = static_cast<cudaStream_t>(stream);
+    with_kernel<V>(params.r, params.c, this->load_policy, [&](auto kernel) {
+      kernel<<<unsigned(partitions), params.partition_rows, 0, st>>>(block_rows, nrows, ncols, part_ptr.as<std::int32_t>(), bcol.as<std::int32_t>(),
+                                                                     val.as<V>(), perm.as<std::int32_t>(), x, ep);
+    });
     cuda::check_launch("BELLPACK SpMV kernel");
   }
   std::size_t bytes() const override { return part_ptr.bytes() + bcol.bytes() + val.bytes() + perm.bytes(); }
@@ -207,6 +211,46 @@ std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, co
 }
 
 template <class V>
+std::unique_ptr<cuda::Operator<V>> dense_on_device(std::int64_t block_rows, int blocks_per_row, const Params &p)
+{
+  check_params(p);
+  const std::int64_t R = p.partition_rows, np = (block_rows + R - 1) / R, rc = std::int64_t(p.r) * p.c;
+  const std::int64_t slots = checked_offset(np * R * blocks_per_row, "BELLPACK");
+  checked_offset(slots * rc, "BELLPACK");
+  auto D        = std::make_unique<DeviceMatrix<V>>();
+  D->params     = p;
+  D->nrows      = block_rows * p.r;
+  D->ncols      = std::int64_t(blocks_per_row) * p.c;
+  D->block_rows = block_rows;
+  D->partitions = np;
+  std::vector<std::int32_t> pp(np + 1), perm(block_rows), bcol(static_cast<std::size_t>(slots));
+  for (std::int64_t q = 0; q <= np; ++q) pp[q] = std::int32_t(q * R * blocks_per_row);
+  std::iota(perm.begin(), perm.end(), 0);
+  for (std::int64_t q = 0; q < np; ++q)
+    for (std::int64_t k = 0; k < blocks_per_row; ++k)
+      for (std::int64_t i = 0; i < R; ++i) bcol[pp[q] + k * R + i] = q * R + i < block_rows ? std::int32_t(k) : kPadBlock;
+  D->part_ptr = cuda::upload(pp.data(), pp.size());
+  D->perm     = cuda::upload(perm.data(), perm.size());
+  D->bcol     = cuda::upload(bcol.data(), bcol.size());
+  D->val.resize(std::max<std::int64_t>(slots * rc, 1) * sizeof(V));
+  cuda::check(cudaMemset(D->val.get(), 0, slots * rc * sizeof(V)), "cudaMemset");
+  cuda::synchronize(nullptr);
+  D->footprint.rows = D->nrows, D->footprint.cols = D->ncols;
+  D->footprint.nnz = D->footprint.stored = slots * rc;
+  return D;
+}
+
+template <class V>
+int resident_partitions(const Params &p)
+{
+  check_params(p);
+  int n = 0;
+  with_kernel<V>(p.r, p.c, LoadPolicy::kStream,
+                 [&](auto kernel) { cuda::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, p.partition_rows, 0), "cudaOccupancyMaxActiveBlocksPerMultiprocessor"); });
+  return n;
+}
+
+template <class V>
 Matrix<V> download(const cuda::Operator<V> &op)
 {
   const auto &D = dynamic_cast<const DeviceMatrix<V> &>(op);
@@ -252,7 +296,9 @@ std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
                                                                               const Params &);                                 \
   template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int64_t>(const CsrView<V, std::int64_t, std::int64_t> &, \
                                                                               const Params &);                                 \
-  template Matrix<V> download<V>(const cuda::Operator<V> &);
+  template Matrix<V> download<V>(const cuda::Operator<V> &);                                                                  \
+  template std::unique_ptr<cuda::Operator<V>> dense_on_device<V>(std::int64_t, int, const Params &);                            \
+  template int resident_partitions<V>(const Params &);
 GPUMATS_BELLPACK_INSTANTIATE(float)
 GPUMATS_BELLPACK_INSTANTIATE(double)
 

@@ -19,6 +19,17 @@ std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M);
 template <class V, class I>
 std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p);
 
+// A dense (block_rows*r) x (blocks_per_row*c) matrix in BELLPACK with parameters p, built directly on
+// the GPU (zero values; identity block-row order): the offline benchmarks of the execution-time
+// model (config/tuning/bellpack_model.cu) time the kernel on such matrices.
+template <class V>
+std::unique_ptr<cuda::Operator<V>> dense_on_device(std::int64_t block_rows, int blocks_per_row, const Params &p);
+
+// Partitions (CUDA blocks of R threads) of the r x c SpMV kernel resident on one multiprocessor at
+// once: the paper's T, from the CUDA occupancy calculator.
+template <class V>
+int resident_partitions(const Params &p);
+
 // Brings a device copy back (without the host-only presence bits; tests compare the arrays).
 template <class V>
 Matrix<V> download(const cuda::Operator<V> &op);

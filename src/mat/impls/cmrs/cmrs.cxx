@@ -10,63 +10,101 @@ namespace gpumats {
 namespace {
 
 struct CmrsTraits {
-  using Params = cmrs::Params;
+  // the core parameters with 0 for "chosen per matrix": height 0 picks the strip height, and
+  // pad_multiple 0 the basic or the modified layout (see resolve)
+  struct Params {
+    cmrs::Params core{0, true, 0};
+  };
   using Matrix = cmrs::Matrix<Scalar>;
 
   static PetscErrorCode options(OptionItems PetscOptionsObject, MPI_Comm comm, Params &p, PetscBool *changed)
   {
-    const char *kernels[] = {"basic", "modified"};
-    PetscInt    h = p.height, k = p.pad_multiple > 1 ? 1 : 0;
-    PetscBool   sort = p.sort_columns ? PETSC_TRUE : PETSC_FALSE, set_h, set_s, set_k;
+    const char *kernels[] = {"auto", "basic", "modified"};
+    PetscInt    h = p.core.height, k = p.core.pad_multiple == 0 ? 0 : (p.core.pad_multiple > 1 ? 2 : 1);
+    PetscBool   sort = p.core.sort_columns ? PETSC_TRUE : PETSC_FALSE, set_h, set_s, set_k;
 
     PetscFunctionBegin;
-    PetscCall(PetscOptionsInt("-mat_cmrs_height", "Rows per CMRS strip, 1-16", "MATCMRS", h, &h, &set_h));
+    PetscCall(PetscOptionsInt("-mat_cmrs_height", "Rows per CMRS strip, 1-16 (0: chosen per matrix)", "MATCMRS", h, &h, &set_h));
     PetscCall(PetscOptionsBool("-mat_cmrs_sort", "Order the entries of each strip by column", "MATCMRS", sort, &sort, &set_s));
-    PetscCall(PetscOptionsEList("-mat_cmrs_kernel", "CMRS layout: basic, or modified (strips of 16 rows padded to multiples of 32 entries)", "MATCMRS", kernels, 2,
-                                kernels[k], &k, &set_k));
-    PetscCheck(!set_h || (h >= 1 && h <= cmrs::kMaxHeight), comm, PETSC_ERR_ARG_OUTOFRANGE,
-               "-mat_cmrs_height %" PetscInt_FMT " is out of range: a strip holds 1 to 16 rows (the row within the strip is packed into 4 bits)", h);
-    PetscCheck(!(set_k && k == 1 && set_h && h != cmrs::kMaxHeight), comm, PETSC_ERR_ARG_INCOMP,
+    PetscCall(PetscOptionsEList("-mat_cmrs_kernel", "CMRS layout: auto (chosen per matrix), basic, or modified (strips of 16 rows padded to multiples of 32 entries)",
+                                "MATCMRS", kernels, 3, kernels[k], &k, &set_k));
+    PetscCheck(h >= 0 && h <= cmrs::kMaxHeight, comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "-mat_cmrs_height %" PetscInt_FMT " is out of range: a strip holds 1 to 16 rows (the row within the strip is packed into 4 bits); 0 chooses per matrix", h);
+    PetscCheck(!(k == 2 && h != 0 && h != cmrs::kMaxHeight), comm, PETSC_ERR_ARG_INCOMP,
                "-mat_cmrs_kernel modified works on strips of 16 rows; drop -mat_cmrs_height %" PetscInt_FMT " or use -mat_cmrs_kernel basic", h);
-    Params q = p;
-    if (set_h) q.height = int(h);
-    if (set_s) q.sort_columns = sort;
-    if (set_k) {
-      q.pad_multiple = k == 1 ? 32 : 1;
-      if (k == 1) q.height = cmrs::kMaxHeight;
-    }
-    *changed = (q.height != p.height || q.sort_columns != p.sort_columns || q.pad_multiple != p.pad_multiple) ? PETSC_TRUE : PETSC_FALSE;
+    (void)set_h, (void)set_s, (void)set_k;
+    Params q;
+    q.core.height       = k == 2 ? cmrs::kMaxHeight : int(h);
+    q.core.sort_columns = sort;
+    q.core.pad_multiple = k == 0 ? 0 : (k == 2 ? kModifiedPad : 1);
+    *changed = (q.core.height != p.core.height || q.core.sort_columns != p.core.sort_columns || q.core.pad_multiple != p.core.pad_multiple) ? PETSC_TRUE : PETSC_FALSE;
     p        = q;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  static Params    resolve(const Params &p, const CsrIn &, PetscInt) { return p; }
-  static Matrix    from_csr(const CsrIn &A, const Params &p) { return cmrs::from_csr(A, p); }
-  static void      spmv(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { cmrs::spmv(M, x, ep); }
-  static Footprint footprint(const Matrix &M) { return cmrs::footprint(M); }
-#if GPUMATS_HAVE_CUDA
-  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p) { return cmrs::build_on_device(A, p); }
-#endif
-  static double predicted_bytes(const Params &p, const CsrIn &A)
+  static constexpr int kModifiedPad = 32; // the modified layout: strips padded to a warp's worth of entries
+
+  // Fills in what the user left to the matrix, from the mean row length mu, by the CMRS paper's
+  // efficiency f(h, mu) = 1 + (lambda - b) / (h mu b) of eq. (5.1): the strip height is the
+  // smallest h whose strips carry at least kStripEntries entries (h mu >= kStripEntries), and the
+  // modified layout is taken when padding strips of 16 rows to 32 entries adds at most
+  // kModifiedMaxPadding to the stored entries and the basic layout's strips would still be short.
+  // The constants come from the height sweep on the H200 (config/tuning/cmrs-h200.csv).
+  static Params resolve(const Params &p, const CsrIn &A, PetscInt)
   {
-    const std::int64_t h = p.height, pad = p.pad_multiple;
-    std::int64_t       stored = 0, strips = 0;
-    for (std::int64_t r0 = 0; r0 < A.nrows; r0 += h, ++strips) {
+    Params       q  = p;
+    const double mu = A.nrows ? double(A.nnz()) / double(A.nrows) : 0;
+    if (!q.core.pad_multiple) {
+      const double padded = A.nnz() ? double(stored_entries(A, cmrs::kMaxHeight, kModifiedPad)) / double(A.nnz()) : 1.0;
+      q.core.pad_multiple = (!q.core.height || q.core.height == cmrs::kMaxHeight) && mu * cmrs::kMaxHeight < kStripEntries * kModifiedBelowShort &&
+                                padded <= 1.0 + kModifiedMaxPadding
+                              ? kModifiedPad
+                              : 1;
+      if (q.core.pad_multiple > 1) q.core.height = cmrs::kMaxHeight;
+    }
+    if (!q.core.height) {
+      int h = 1;
+      while (h < cmrs::kMaxHeight && h * mu < kStripEntries) ++h;
+      q.core.height = h;
+    }
+    return q;
+  }
+  static constexpr double kStripEntries       = 56;  // entries per strip the height aims at
+  static constexpr double kModifiedBelowShort = 0.0; // modified only when 16-row strips hold fewer entries than this times kStripEntries
+  static constexpr double kModifiedMaxPadding = 0.25;
+
+  static std::int64_t stored_entries(const CsrIn &A, std::int64_t h, std::int64_t pad)
+  {
+    std::int64_t stored = 0;
+    for (std::int64_t r0 = 0; r0 < A.nrows; r0 += h) {
       const std::int64_t n = A.row_begin(std::min(A.nrows, r0 + h)) - A.row_begin(r0);
       stored += (n + pad - 1) / pad * pad;
     }
-    return double(stored) * (sizeof(Scalar) + 4) + 4.0 * double(strips + 1);
+    return stored;
+  }
+  static Matrix    from_csr(const CsrIn &A, const Params &p) { return cmrs::from_csr(A, p.core); }
+  static void      spmv(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { cmrs::spmv(M, x, ep); }
+  static Footprint footprint(const Matrix &M) { return cmrs::footprint(M); }
+#if GPUMATS_HAVE_CUDA
+  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p) { return cmrs::build_on_device(A, p.core); }
+#endif
+  static double predicted_bytes(const Params &p, const CsrIn &A)
+  {
+    const std::int64_t h = p.core.height, strips = (A.nrows + h - 1) / h;
+    return double(stored_entries(A, h, p.core.pad_multiple)) * (sizeof(Scalar) + 4) + 4.0 * double(strips + 1);
   }
   // a warp walks its strip in steps of 32 entries
   static double critical_steps(const Params &p, const CsrIn &A)
   {
     std::int64_t longest = 0;
-    for (std::int64_t r0 = 0; r0 < A.nrows; r0 += p.height) longest = std::max(longest, A.row_begin(std::min(A.nrows, r0 + p.height)) - A.row_begin(r0));
+    for (std::int64_t r0 = 0; r0 < A.nrows; r0 += p.core.height) longest = std::max(longest, A.row_begin(std::min(A.nrows, r0 + p.core.height)) - A.row_begin(r0));
     return double((longest + 31) / 32);
   }
   static std::string describe(const Params &p)
   {
-    return "strip height " + std::to_string(p.height) + (p.sort_columns ? ", entries sorted by column" : ", entries in row order") +
-           (p.pad_multiple > 1 ? ", modified layout (strips padded to " + std::to_string(p.pad_multiple) + " entries)" : ", basic layout (no padding)");
+    return "strip height " + (p.core.height ? std::to_string(p.core.height) : std::string("auto")) +
+           (p.core.sort_columns ? ", entries sorted by column" : ", entries in row order") +
+           (p.core.pad_multiple > 1 ? ", modified layout (strips padded to " + std::to_string(p.core.pad_multiple) + " entries)"
+                                    : (p.core.pad_multiple == 1 ? ", basic layout (no padding)" : ", layout auto"));
   }
 };
 
