@@ -102,12 +102,13 @@ if ! skipped petsc; then
       run_checks "$prog np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP"
     done
   done
-  # the same products and solves with the copies in RCM order (-mat_gpumats_reorder rcm; autocuda
-  # refuses it, section 4)
-  RCM_CSV=$(echo $TYPES | tr ' ' '\n' | grep -v '^auto' | paste -sd, -)
-  for np in 1 2; do
-    for prog in test_mult test_update test_ksp; do
-      run_checks "$prog rcm np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$RCM_CSV" -ref "$REF" -dir "$TMP" -mat_gpumats_reorder rcm
+  # the same products and solves with the glue's options: copies in RCM order, rows longer than 3
+  # split into the warp-per-row tail, and both
+  for opt in "-mat_gpumats_reorder rcm" "-mat_gpumats_long_rows 3" "-mat_gpumats_reorder rcm -mat_gpumats_long_rows 3"; do
+    for np in 1 2; do
+      for prog in test_mult test_update test_ksp; do
+        run_checks "$prog $opt np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP" $opt
+      done
     done
   done
 fi
@@ -171,11 +172,10 @@ if ! skipped options; then
     esac
     expect_output "mat-view-info/$t" "$info" "${EX2[@]}" -mat_type "$t" $good -mat_view ::ascii_info
     expect_output "help-lists-options/$t" "$opts" "${EX2[@]}" -mat_type "$t" -help
-    case $base in
-      auto) expect_error "reorder-refused/$t" "-mat_gpumats_reorder" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder rcm ;;
-      *) expect_output "reorder-view/$t" "in RCM order" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder rcm -mat_view ::ascii_info
-         expect_error "bad-option/$t -mat_gpumats_reorder" "mat_gpumats_reorder" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder amd ;;
-    esac
+    expect_output "reorder-view/$t" "in RCM order" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder rcm -mat_view ::ascii_info
+    expect_error "bad-option/$t -mat_gpumats_reorder" "mat_gpumats_reorder" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder amd
+    expect_output "long-rows-view/$t" "rows longer than 3 split" "${EX2[@]}" -mat_type "$t" -mat_gpumats_long_rows 3 -mat_view ::ascii_info
+    expect_error "bad-option/$t -mat_gpumats_long_rows" "mat_gpumats_long_rows" "${EX2[@]}" -mat_type "$t" -mat_gpumats_long_rows -2
   done
   bad() { # name pattern options...
     local name=$1 pattern=$2 t

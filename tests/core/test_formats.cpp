@@ -4,7 +4,6 @@
 //   - the host SpMV equals the CSR reference for y = A x (y holding NaN garbage before),
 //     y = alpha A x + beta y, and z = y + A x, within the rounding bound of any summation order;
 //   - padding never touches x: an Inf in x reaches only the rows that reference its column;
-//   - a row map (the epilogue of a reordered copy) sends row i of the format to row map[i];
 //   - footprint counts are consistent;
 //   - BELLPACK's execution-time model grows with the work and picks a valid partition size;
 //   - bad parameters and matrices too wide for a packed index are refused with FormatError.
@@ -93,17 +92,6 @@ bool check_case(const Fmt &fmt, const Csr<V> &A, const P &p, bool exact_padding,
     fmt.spmv(M, x.data(), ep);
     testmat::reference_spmv(A, x, c.alpha, c.beta, y0, ref, mag);
     if (!testmat::close(A, out, ref, mag, why)) return why = std::string(c.name) + ": " + why, false;
-  }
-  {
-    // row i of the format lands in row map[i] (here the reverse order), beta reading in[map[i]]
-    std::vector<std::int32_t> map(std::size_t(A.nrows));
-    for (std::int64_t i = 0; i < A.nrows; ++i) map[std::size_t(i)] = std::int32_t(A.nrows - 1 - i);
-    std::vector<V> in(y0.rbegin(), y0.rend()), out(std::size_t(A.nrows), std::numeric_limits<V>::quiet_NaN());
-    Epilogue<V>    ep{V(2), V(-1), in.data(), out.data(), map.data()};
-    fmt.spmv(M, x.data(), ep);
-    std::vector<V> back(out.rbegin(), out.rend());
-    testmat::reference_spmv(A, x, 2, -1, y0, ref, mag);
-    if (!testmat::close(A, back, ref, mag, why)) return why = "row map: " + why, false;
   }
   if (exact_padding && A.ncols > 0) {
     // Inf in one column of x: rows not referencing that column must stay finite

@@ -100,8 +100,11 @@ public:
 
   std::unique_ptr<FormatOperator> clone_parameters() const override
   {
-    auto o   = std::make_unique<AutoOperator>();
-    o->trial = trial;
+    auto o          = std::make_unique<AutoOperator>();
+    o->trial        = trial;
+    o->stream_loads = stream_loads;
+    o->reorder_rcm  = reorder_rcm;
+    o->long_rows    = long_rows;
     return o;
   }
   PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm, PetscBool *changed) override
@@ -127,6 +130,7 @@ public:
     c.push_back({"csr", std::make_unique<CsrOperator>()});
     const bool banded = A.nrows == 0 || sellp_banded(A);
     for (Candidate &k : c) {
+      k.op->stream_loads = stream_loads; // -mat_gpumats_loads reaches the format picked
       k.bytes        = k.op->predicted_bytes(A, bs);
       k.steps        = k.op->critical_steps(A, bs);
       k.predicted_us = predict_us(k, banded);
@@ -164,7 +168,11 @@ public:
   double      predicted_bytes(const CsrIn &A, PetscInt bs) const override { return chosen_ ? chosen_->predicted_bytes(A, bs) : 0; }
   double      critical_steps(const CsrIn &A, PetscInt bs) const override { return chosen_ ? chosen_->critical_steps(A, bs) : 0; }
   Footprint   footprint() const override { return chosen_ ? chosen_->footprint() : Footprint{}; }
-  std::string parameters() const override { return chosen_ ? report_ : std::string(trial ? "not built yet; will time the two best formats" : "not built yet"); }
+  std::string parameters() const override
+  {
+    return (chosen_ ? report_ : std::string(trial ? "not built yet; will time the two best formats" : "not built yet")) +
+           glue_notes();
+  }
   std::size_t device_bytes() const override { return chosen_ ? chosen_->device_bytes() : 0; }
 
 private:

@@ -47,16 +47,17 @@ public:
   void spmv(const V *x, const cuda::Epilogue<V> &ep, void *stream) const override
   {
     if (!nrows) return;
-    auto st = static_cast<cudaStream_t>(stream);
+    auto     st = static_cast<cudaStream_t>(stream);
+    V *const y  = ep.out;
     if (ep.beta != V(0) && ep.in != ep.out) cuda::check(cudaMemcpyAsync(ep.out, ep.in, nrows * sizeof(V), cudaMemcpyDeviceToDevice, st), "cudaMemcpyAsync");
     check_sparse(cusparseSetStream(handle, st), "cusparseSetStream");
     const V alpha = ep.alpha, beta = ep.beta;
     if (!vx) {
       check_sparse(cusparseCreateDnVec(&vx, ncols, const_cast<V *>(x), value_type<V>()), "cusparseCreateDnVec");
-      check_sparse(cusparseCreateDnVec(&vy, nrows, ep.out, value_type<V>()), "cusparseCreateDnVec");
+      check_sparse(cusparseCreateDnVec(&vy, nrows, y, value_type<V>()), "cusparseCreateDnVec");
     } else {
       check_sparse(cusparseDnVecSetValues(vx, const_cast<V *>(x)), "cusparseDnVecSetValues");
-      check_sparse(cusparseDnVecSetValues(vy, ep.out), "cusparseDnVecSetValues");
+      check_sparse(cusparseDnVecSetValues(vy, y), "cusparseDnVecSetValues");
     }
     if (!prepared) {
       std::size_t bytes = 0;

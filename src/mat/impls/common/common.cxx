@@ -112,14 +112,22 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, FormatOperator &op,
   PetscBool   set_o;
   PetscCall(PetscOptionsEList("-mat_gpumats_reorder", "Renumber the rows and columns of the (diagonal) block for the GPU copy: none, or rcm (reverse Cuthill-McKee)",
                               "MATCMRSCUDA", orders, 2, orders[o], &o, &set_o));
+  PetscInt  K = op.long_rows;
+  PetscBool set_k;
+  PetscCall(PetscOptionsInt("-mat_gpumats_long_rows",
+                            "Rows longer than this keep that many entries in the format and the rest in a warp-per-row tail (0: never split; -1: chosen per matrix)",
+                            "MATCMRSCUDA", K, &K, &set_k));
   PetscOptionsHeadEnd();
+  PetscCheck(K >= -1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_gpumats_long_rows %" PetscInt_FMT " is invalid: use a row length >= 1, 0 (never split rows) or -1 (chosen per matrix)", K);
+  if (set_k && K != op.long_rows) {
+    op.long_rows = K;
+    *changed     = PETSC_TRUE;
+  }
   if (set && (l == 0) != op.stream_loads) {
     op.stream_loads = l == 0;
     *changed        = PETSC_TRUE;
   }
-  PetscCheck(!(set_o && o == 1 && &f == &auto_info), PetscObjectComm((PetscObject)A), PETSC_ERR_SUP,
-             "-mat_gpumats_reorder rcm is an option of the cmrs, sellp and bellpack types; autocuda may pick cuSPARSE CSR, which cannot write "
-             "reordered rows: use -mat_type sellpcuda (or cmrscuda, bellpackcuda) with it");
   if (set_o && (o == 1) != op.reorder_rcm) {
     op.reorder_rcm = o == 1;
     *changed       = PETSC_TRUE;
@@ -175,19 +183,77 @@ static void Permute(const CsrIn &A, const std::vector<std::int32_t> &order, Perm
   }
 }
 
-PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool reorderable)
+std::string FormatOperator::glue_notes() const
+{
+  std::string s = !order.empty() ? ", rows and columns in RCM order" : (reorder_rcm ? ", RCM requested" : "");
+  if (tail.split_at)
+    s += ", rows longer than " + std::to_string(tail.split_at) + " split: " + std::to_string(tail.nnz()) + " entries of " + std::to_string(tail.rows.size()) +
+         " rows in a warp-per-row tail";
+  return s;
+}
+
+Footprint FormatOperator::total_footprint() const
+{
+  Footprint f = footprint();
+  f.nnz += tail.nnz();
+  f.stored += tail.nnz();
+  f.index_bytes += 4 * (tail.nnz() + 2 * std::int64_t(tail.rows.size()) + (tail.split_at ? 1 : 0));
+  f.value_bytes += std::int64_t(sizeof(Scalar)) * tail.nnz();
+  return f;
+}
+
+// Where -mat_gpumats_long_rows cuts the rows of A: the user's length, or per matrix (-1): only
+// when the longest row is far beyond the mean (longer than 16 mu + 64: never a stencil or a block
+// matrix), at the longer of a warp's 32 entries and 4 mu rounded up to a power of two. 0: no cut.
+static std::int64_t SplitAt(PetscInt long_rows, const CsrIn &A)
+{
+  if (long_rows == 0 || !A.nrows || A.ncols > std::numeric_limits<std::int32_t>::max()) return 0;
+  const std::int64_t longest = longest_row(A);
+  if (long_rows > 0) return longest > long_rows ? long_rows : 0;
+  const double mu = double(A.nnz()) / double(A.nrows);
+  if (double(longest) <= 16 * mu + 64) return 0;
+  std::int64_t K = 32;
+  while (double(K) < 4 * mu) K *= 2;
+  return longest > K ? K : 0;
+}
+
+// H = the first K entries of every row of A; the rest of the longer rows into op's tail.
+static void Split(const CsrIn &A, std::int64_t K, PermutedCsr &H, FormatOperator::Tail &T)
+{
+  const std::int64_t m = A.nrows;
+  H.ptr.assign(m + 1, 0);
+  T           = FormatOperator::Tail{};
+  T.split_at  = K;
+  for (std::int64_t i = 0; i < m; ++i) {
+    const std::int64_t b = A.row_begin(i), e = A.row_end(i), cut = std::min(e, b + K);
+    H.ptr[i + 1] = H.ptr[i] + (cut - b);
+    if (e > cut) {
+      T.rows.push_back(std::int32_t(i));
+      for (std::int64_t k = cut; k < e; ++k) T.col.push_back(std::int32_t(A.col_ind[k])), T.val.push_back(A.val[k]);
+      T.ptr.push_back(checked_offset(std::int64_t(T.col.size()), "long-row tail"));
+    }
+  }
+  H.col.resize(H.ptr[m]);
+  H.val.resize(H.ptr[m]);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t k = 0; k < H.ptr[i + 1] - H.ptr[i]; ++k) H.col[H.ptr[i] + k] = A.col_ind[A.row_begin(i) + k], H.val[H.ptr[i] + k] = A.val[A.row_begin(i) + k];
+}
+
+PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal)
 {
   const PetscInt    *ia, *ja;
   const PetscScalar *aa;
   PetscInt           m, n;
   PetscBool          done;
-  PermutedCsr        P;
+  PermutedCsr        P, H;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(f.convert_event, block, 0, 0, 0));
   PetscCall(MatGetSize(block, &m, &n));
   op.order.clear();
-  const bool reorder = op.reorder_rcm && reorderable && m == n && m > 0;
+  op.inverse.clear();
+  op.tail = FormatOperator::Tail{};
+  const bool reorder = op.reorder_rcm && diagonal && m == n && m > 0;
   PetscCheck(!reorder || m <= (PetscInt)std::numeric_limits<std::int32_t>::max(), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_gpumats_reorder rcm: a block of %" PetscInt_FMT " rows exceeds the 32-bit row order; use more MPI ranks or no reordering", m);
   if (reorder) PetscCall(RcmOrder(block, op.order));
@@ -196,18 +262,38 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   PetscCall(MatSeqAIJGetArrayRead(block, &aa));
   const CsrIn    A{m, n, ia, ja, aa};
   PetscErrorCode err = guarded(PETSC_COMM_SELF, device ? "converting to the GPU format" : "converting to the host format", [&] {
+    CsrIn B = A; // the block in the copy's row order
     if (reorder) {
       Permute(A, op.order, P);
-      op.build(CsrIn{m, n, P.ptr.data(), P.col.data(), P.val.data()}, block_size, device);
+      B = CsrIn{m, n, P.ptr.data(), P.col.data(), P.val.data()};
+    }
+    const std::int64_t K = diagonal ? SplitAt(op.long_rows, B) : 0;
+    if (K) {
+      Split(B, K, H, op.tail);
+      op.build(CsrIn{m, n, H.ptr.data(), H.col.data(), H.val.data()}, block_size, device);
 #if GPUMATS_HAVE_CUDA
       if (device) {
-        op.dev_order = cuda::upload(op.order.data(), op.order.size());
-        op.dev_x.resize(std::size_t(n) * sizeof(PetscScalar));
+        op.tail.dev_rows = cuda::upload(op.tail.rows.data(), op.tail.rows.size());
+        op.tail.dev_ptr  = cuda::upload(op.tail.ptr.data(), op.tail.ptr.size());
+        op.tail.dev_col  = cuda::upload(op.tail.col.data(), op.tail.col.size());
+        op.tail.dev_val  = cuda::upload(op.tail.val.data(), op.tail.val.size());
       }
 #endif
-    } else op.build(A, block_size, device);
+    } else op.build(B, block_size, device);
+    if (reorder) {
+      op.inverse.resize(op.order.size());
+      for (std::size_t i = 0; i < op.order.size(); ++i) op.inverse[op.order[i]] = std::int32_t(i);
+#if GPUMATS_HAVE_CUDA
+      if (device) {
+        op.dev_order   = cuda::upload(op.order.data(), op.order.size());
+        op.dev_inverse = cuda::upload(op.inverse.data(), op.inverse.size());
+        op.dev_x.resize(std::size_t(n) * sizeof(PetscScalar));
+        op.dev_y.resize(std::size_t(m) * sizeof(PetscScalar));
+      }
+#endif
+    }
   });
-  if (err) op.order.clear();
+  if (err) op.order.clear(), op.inverse.clear(), op.tail = FormatOperator::Tail{};
   PetscCall(MatSeqAIJRestoreArrayRead(block, &aa));
   PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCall(err);
@@ -218,7 +304,7 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
 
 PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char *what, const FormatOperator &op, bool device)
 {
-  const Footprint fp = op.footprint();
+  const Footprint fp = op.total_footprint();
 
   PetscFunctionBegin;
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s%s %s: %s\n", f.title, device ? " (CUDA)" : " (host)", what, op.parameters().c_str()));
@@ -292,7 +378,7 @@ PetscErrorCode VecArray::restore()
 PetscErrorCode ApplyOperator(const FormatInfo &f, const FormatOperator &op, bool device, const Scalar *x, Scalar alpha, Scalar beta, const Scalar *in,
                              Scalar *out, void *stream)
 {
-  const PetscLogDouble flops = 2.0 * (PetscLogDouble)op.footprint().nnz;
+  const PetscLogDouble flops = 2.0 * (PetscLogDouble)op.total_footprint().nnz;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(f.spmv_event, 0, 0, 0, 0));
@@ -300,27 +386,50 @@ PetscErrorCode ApplyOperator(const FormatInfo &f, const FormatOperator &op, bool
 #if GPUMATS_HAVE_CUDA
     PetscCall(PetscLogGpuTimeBegin());
     PetscCall(guarded(PETSC_COMM_SELF, "running the SpMV kernel", [&] {
-      cuda::Epilogue<Scalar> ep{alpha, beta, in, out};
-      if (!op.order.empty()) { // a reordered copy: x into its column order, rows written back through the map
-        cuda::gather(op.dev_x.as<Scalar>(), x, op.dev_order.as<std::int32_t>(), std::int64_t(op.order.size()), stream);
-        x          = op.dev_x.as<Scalar>();
-        ep.row_map = op.dev_order.as<std::int32_t>();
+      const cuda::Epilogue<Scalar> ep{alpha, beta, in, out};
+      const auto                  &T    = op.tail;
+      auto                         tail = [&](const Scalar *xt, Scalar *yt, Scalar a) {
+        if (T.split_at)
+          cuda::tail_spmv(xt, yt, a, T.dev_rows.as<std::int32_t>(), T.dev_ptr.as<std::int32_t>(), T.dev_col.as<std::int32_t>(), T.dev_val.as<Scalar>(),
+                          std::int64_t(T.rows.size()), stream);
+      };
+      if (op.order.empty()) {
+        op.mult_device(x, ep, stream);
+        tail(x, out, alpha);
+      } else { // a reordered copy: x into its order, its product into a scratch vector, then back
+        const std::int64_t n  = std::int64_t(op.order.size());
+        Scalar *const      yc = op.dev_y.as<Scalar>();
+        cuda::gather(op.dev_x.as<Scalar>(), x, op.dev_order.as<std::int32_t>(), n, stream);
+        op.mult_device(op.dev_x.as<Scalar>(), cuda::Epilogue<Scalar>{1, 0, nullptr, yc}, stream);
+        tail(op.dev_x.as<Scalar>(), yc, Scalar(1));
+        cuda::gather_epilogue(ep, yc, op.dev_inverse.as<std::int32_t>(), n, stream);
       }
-      op.mult_device(x, ep, stream);
     }));
     PetscCall(PetscLogGpuTimeEnd());
     PetscCall(PetscLogGpuFlops(flops));
 #endif
   } else {
     PetscCall(guarded(PETSC_COMM_SELF, "host SpMV", [&] {
-      Epilogue<Scalar> ep{alpha, beta, in, out};
-      if (!op.order.empty()) {
-        op.host_x.resize(op.order.size());
-        for (std::size_t j = 0; j < op.order.size(); ++j) op.host_x[j] = x[op.order[j]];
-        x          = op.host_x.data();
-        ep.row_map = op.order.data();
+      const auto &T    = op.tail;
+      auto        tail = [&](const Scalar *xt, Scalar *yt, Scalar a) {
+        for (std::size_t r = 0; r < T.rows.size(); ++r) {
+          Scalar s = 0;
+          for (std::int32_t k = T.ptr[r]; k < T.ptr[r + 1]; ++k) s += T.val[k] * xt[T.col[k]];
+          yt[T.rows[r]] += a * s;
+        }
+      };
+      if (op.order.empty()) {
+        op.mult_host(x, Epilogue<Scalar>{alpha, beta, in, out});
+        tail(x, out, alpha);
+      } else {
+        const std::size_t n = op.order.size();
+        op.host_x.resize(n);
+        op.host_y.resize(n);
+        for (std::size_t j = 0; j < n; ++j) op.host_x[j] = x[op.order[j]];
+        op.mult_host(op.host_x.data(), Epilogue<Scalar>{1, 0, nullptr, op.host_y.data()});
+        tail(op.host_x.data(), op.host_y.data(), Scalar(1));
+        for (std::size_t j = 0; j < n; ++j) out[j] = alpha * op.host_y[op.inverse[j]] + (beta != Scalar(0) ? beta * in[j] : Scalar(0));
       }
-      op.mult_host(x, ep);
     }));
     PetscCall(PetscLogFlops(flops));
   }

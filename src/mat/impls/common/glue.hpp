@@ -45,15 +45,33 @@ public:
   // -mat_gpumats_reorder rcm: the copy holds the block with rows and columns in reverse
   // Cuthill-McKee order (the ELLPACK paper's bandwidth reduction), so neighbouring rows share x
   bool reorder_rcm = false;
-  // Set by BuildFromSeqAIJ when the copy is reordered (empty otherwise): position -> original row
-  // (and column, the same symmetric order). ApplyOperator gathers x into this order and the
-  // kernels write row i of the copy to row order[i] (Epilogue::row_map).
-  std::vector<std::int32_t> order;
-  mutable std::vector<Scalar> host_x; // x in the copy's column order, host SpMV
+  // Set by BuildFromSeqAIJ when the copy is reordered (empty otherwise): order[i] is the original
+  // row (and column: the order is symmetric) at position i, inverse[r] the position of row r.
+  // ApplyOperator gathers x into the copy's order and the copy's product back into the user's.
+  std::vector<std::int32_t>   order, inverse;
+  mutable std::vector<Scalar> host_x, host_y;
 #if GPUMATS_HAVE_CUDA
-  cuda::Buffer         dev_order;
-  mutable cuda::Buffer dev_x;
+  cuda::Buffer         dev_order, dev_inverse;
+  mutable cuda::Buffer dev_x, dev_y;
 #endif
+  // -mat_gpumats_long_rows: rows longer than split_at keep their first split_at entries in the
+  // format and the rest in a tail (a CSR of those rows only, one warp per row), so that a few very
+  // long rows do not serialise a thread or a warp of the format. -1: chosen per matrix; 0: never.
+  PetscInt long_rows = -1;
+  struct Tail {
+    std::int64_t              split_at = 0;        // 0: no tail
+    std::vector<std::int32_t> rows, ptr{0}, col; // rows of the copy, offsets, columns
+    std::vector<Scalar>       val;
+#if GPUMATS_HAVE_CUDA
+    cuda::Buffer dev_rows, dev_ptr, dev_col, dev_val;
+#endif
+    std::int64_t nnz() const { return std::int64_t(col.size()); }
+  } tail;
+  // what the glue adds to the format (RCM order, long-row tail), for parameters()
+  std::string glue_notes() const;
+  // the format's footprint plus the tail's
+  Footprint total_footprint() const;
+
 
   virtual ~FormatOperator() = default;
   // same parameters, nothing built
@@ -124,9 +142,9 @@ PetscErrorCode CurrentStream(void **stream);
 // Reads the format's options for A (from SetFromOptions and from conversions).
 PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, FormatOperator &op, OptionItems PetscOptionsObject, PetscBool *changed);
 // Builds op from a SeqAIJ block, logging the conversion and the upload; the block stays untouched.
-// reorderable: the block is a diagonal block (its columns are the rows' own unknowns), so
-// -mat_gpumats_reorder may renumber both.
-PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool reorderable);
+// diagonal: the block is a diagonal block (its columns are the rows' own unknowns), so
+// -mat_gpumats_reorder may renumber both, and -mat_gpumats_long_rows may split its rows.
+PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal);
 // Prints the -mat_view ::ascii_info lines of one format copy.
 PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char *what, const FormatOperator &op, bool device);
 

@@ -30,6 +30,7 @@ public:
     o->params       = params;
     o->stream_loads = this->stream_loads;
     o->reorder_rcm  = this->reorder_rcm;
+    o->long_rows    = this->long_rows;
     return o;
   }
   PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm comm, PetscBool *changed) override
@@ -74,8 +75,7 @@ public:
   Footprint   footprint() const override { return fp_; }
   std::string parameters() const override
   {
-    return T::describe(built_ ? used_ : params) + (this->stream_loads ? "" : ", cached matrix loads") +
-           (!this->order.empty() ? ", rows and columns in RCM order" : (this->reorder_rcm ? ", RCM requested" : ""));
+    return T::describe(built_ ? used_ : params) + (this->stream_loads ? "" : ", cached matrix loads") + this->glue_notes();
   }
   std::size_t device_bytes() const override
   {

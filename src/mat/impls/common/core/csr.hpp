@@ -75,14 +75,12 @@ inline std::int64_t csr_bytes(std::int64_t rows, std::int64_t nnz, std::int64_t 
 // in[] (it may hold garbage or NaN, as y does before y = A x); in may alias out.
 template <class V>
 struct Epilogue {
-  V                   alpha = 1, beta = 0;
-  const V            *in      = nullptr;
-  V                  *out     = nullptr;
-  const std::int32_t *row_map = nullptr; // row i of the format is row row_map[i] of in and out (a reordered copy)
+  V        alpha = 1, beta = 0;
+  const V *in    = nullptr;
+  V       *out   = nullptr;
 
   void apply(std::int64_t i, V acc) const
   {
-    if (row_map) i = row_map[i];
     V r = alpha * acc;
     if (beta != V(0)) r += beta * in[i];
     out[i] = r;

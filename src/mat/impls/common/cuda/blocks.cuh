@@ -30,7 +30,6 @@ __device__ __forceinline__ V load_x(const V *x, std::uint32_t i)
 template <class V>
 __device__ __forceinline__ void apply(const Epilogue<V> &ep, std::int64_t i, V acc)
 {
-  if (ep.row_map) i = ep.row_map[i];
   V r = ep.alpha * acc;
   if (ep.beta != V(0)) r += ep.beta * ep.in[i];
   ep.out[i] = r;

@@ -65,7 +65,40 @@ __global__ void gather_kernel(V *__restrict__ dst, const V *__restrict__ src, co
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) dst[i] = __ldg(src + idx[i]);
 }
+template <class V>
+__global__ void gather_epilogue_kernel(Epilogue<V> ep, const V *__restrict__ y, const std::int32_t *__restrict__ idx, std::int64_t n)
+{
+  const std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= n) return;
+  V r = ep.alpha * __ldg(y + idx[j]);
+  if (ep.beta != V(0)) r += ep.beta * ep.in[j];
+  ep.out[j] = r;
+}
+template <class V>
+__global__ void tail_kernel(const V *__restrict__ x, V *__restrict__ y, V alpha, const std::int32_t *__restrict__ rows, const std::int32_t *__restrict__ ptr,
+                            const std::int32_t *__restrict__ col, const V *__restrict__ val, std::int64_t nrows)
+{
+  const std::int64_t r    = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int          lane = threadIdx.x % 32;
+  if (r >= nrows) return;
+  V sum = 0;
+  for (std::int32_t k = ptr[r] + lane; k < ptr[r + 1]; k += 32) sum += __ldcs(val + k) * __ldg(x + __ldcs(col + k));
+  for (int off = 16; off; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+  if (!lane) y[rows[r]] += alpha * sum;
+}
 } // namespace
+
+template <class V>
+void tail_spmv(const V *x, V *y, V alpha, const std::int32_t *rows, const std::int32_t *ptr, const std::int32_t *col, const V *val, std::int64_t nrows,
+               void *stream)
+{
+  if (!nrows) return;
+  tail_kernel<V><<<unsigned((nrows * 32 + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(x, y, alpha, rows, ptr, col, val, nrows);
+  check_launch("long-row tail kernel");
+}
+template void tail_spmv<float>(const float *, float *, float, const std::int32_t *, const std::int32_t *, const std::int32_t *, const float *, std::int64_t, void *);
+template void tail_spmv<double>(const double *, double *, double, const std::int32_t *, const std::int32_t *, const std::int32_t *, const double *, std::int64_t,
+                                void *);
 
 template <class V>
 void gather(V *dst, const V *src, const std::int32_t *idx, std::int64_t n, void *stream)
@@ -74,8 +107,17 @@ void gather(V *dst, const V *src, const std::int32_t *idx, std::int64_t n, void 
   gather_kernel<V><<<unsigned((n + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(dst, src, idx, n);
   check_launch("gather kernel");
 }
+template <class V>
+void gather_epilogue(const Epilogue<V> &ep, const V *y, const std::int32_t *idx, std::int64_t n, void *stream)
+{
+  if (!n) return;
+  gather_epilogue_kernel<V><<<unsigned((n + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(ep, y, idx, n);
+  check_launch("gather epilogue kernel");
+}
 template void gather<float>(float *, const float *, const std::int32_t *, std::int64_t, void *);
 template void gather<double>(double *, const double *, const std::int32_t *, std::int64_t, void *);
+template void gather_epilogue<float>(const Epilogue<float> &, const float *, const std::int32_t *, std::int64_t, void *);
+template void gather_epilogue<double>(const Epilogue<double> &, const double *, const std::int32_t *, std::int64_t, void *);
 
 } // namespace cuda
 } // namespace gpumats

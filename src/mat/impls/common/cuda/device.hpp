@@ -69,15 +69,24 @@ Buffer upload(const T *host, std::size_t n)
 // out[i] = alpha*(A x)[i] + beta*in[i] on device arrays; beta == 0 never reads in.
 template <class V>
 struct Epilogue {
-  V                   alpha = 1, beta = 0;
-  const V            *in      = nullptr;
-  V                  *out     = nullptr;
-  const std::int32_t *row_map = nullptr; // row i of the format is row row_map[i] of in and out (a reordered copy)
+  V        alpha = 1, beta = 0;
+  const V *in    = nullptr;
+  V       *out   = nullptr;
 };
 
-// dst[i] = src[idx[i]] for i < n, on `stream`: x in the column order of a reordered copy.
+// The two ends of a product with a reordered copy (-mat_gpumats_reorder), both gathers so that
+// every write is coalesced: dst[i] = src[idx[i]] (x into the copy's column order), and
+// out[j] = alpha*y[idx[j]] + beta*in[j] (the copy's rows back to the user's order).
 template <class V>
 void gather(V *dst, const V *src, const std::int32_t *idx, std::int64_t n, void *stream);
+template <class V>
+void gather_epilogue(const Epilogue<V> &ep, const V *y, const std::int32_t *idx, std::int64_t n, void *stream);
+
+// The long-row tail (-mat_gpumats_long_rows): y[rows[r]] += alpha * sum_k val[k] x[col[k]] over
+// ptr[r] <= k < ptr[r+1], one warp per row, for r < nrows.
+template <class V>
+void tail_spmv(const V *x, V *y, V alpha, const std::int32_t *rows, const std::int32_t *ptr, const std::int32_t *col, const V *val, std::int64_t nrows,
+               void *stream);
 
 // Load policy for the matrix streams (the ELLPACK paper's cache-differentiated loads): kStream
 // marks matrix arrays evict-first so that x keeps the caches; kDefault leaves caching to the hardware.
