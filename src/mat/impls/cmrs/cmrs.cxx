@@ -1,6 +1,8 @@
 // CMRS in the PETSc glue: options, defaults and the bridge to the core and the CUDA layer.
 #include "../common/operator.hpp"
 #include "host.hpp"
+
+#include <cmath>
 #if GPUMATS_HAVE_CUDA
   #include "device.hpp"
 #endif
@@ -43,34 +45,24 @@ struct CmrsTraits {
   }
   static constexpr int kModifiedPad = 32; // the modified layout: strips padded to a warp's worth of entries
 
-  // Fills in what the user left to the matrix, from the mean row length mu, by the CMRS paper's
-  // efficiency f(h, mu) = 1 + (lambda - b) / (h mu b) of eq. (5.1): the strip height is the
-  // smallest h whose strips carry at least kStripEntries entries (h mu >= kStripEntries), and the
-  // modified layout is taken when padding strips of 16 rows to 32 entries adds at most
-  // kModifiedMaxPadding to the stored entries and the basic layout's strips would still be short.
-  // The constants come from the height sweep on the H200 (config/tuning/cmrs-h200.csv).
+  // Fills in what the user left to the matrix, from the mean row length mu. The CMRS paper's
+  // eq. (5.1), f(h, mu) = 1 + (lambda - b) / (h mu b), asks for long strips (h mu large); the
+  // register file and the transposing reduction of our kernel, which grow with h, ask for short
+  // ones. The height sweep on the H200 (config/tuning/cmrs-h200.csv: heights 1-16 on the six
+  // families, mu from 4 to 78) put the best height at 16 / sqrt(mu) within 6% on every family:
+  // 8 for mu = 4, 6 for mu = 7, 3 for mu = 26, 2 for mu = 78.
+  // The modified layout (16 rows padded to 32 entries) was never the fastest in that sweep
+  // (poisson7: 314 us against 249 us for height 6; random4: 210 against 189), so auto takes the
+  // basic layout; -mat_cmrs_kernel modified still forces it.
   static Params resolve(const Params &p, const CsrIn &A, PetscInt)
   {
     Params       q  = p;
     const double mu = A.nrows ? double(A.nnz()) / double(A.nrows) : 0;
-    if (!q.core.pad_multiple) {
-      const double padded = A.nnz() ? double(stored_entries(A, cmrs::kMaxHeight, kModifiedPad)) / double(A.nnz()) : 1.0;
-      q.core.pad_multiple = (!q.core.height || q.core.height == cmrs::kMaxHeight) && mu * cmrs::kMaxHeight < kStripEntries * kModifiedBelowShort &&
-                                padded <= 1.0 + kModifiedMaxPadding
-                              ? kModifiedPad
-                              : 1;
-      if (q.core.pad_multiple > 1) q.core.height = cmrs::kMaxHeight;
-    }
-    if (!q.core.height) {
-      int h = 1;
-      while (h < cmrs::kMaxHeight && h * mu < kStripEntries) ++h;
-      q.core.height = h;
-    }
+    if (!q.core.pad_multiple) q.core.pad_multiple = 1;
+    if (!q.core.height) q.core.height = mu > 0 ? int(std::min<double>(cmrs::kMaxHeight, std::max(1.0, std::round(kHeightScale / std::sqrt(mu))))) : 1;
     return q;
   }
-  static constexpr double kStripEntries       = 56;  // entries per strip the height aims at
-  static constexpr double kModifiedBelowShort = 0.0; // modified only when 16-row strips hold fewer entries than this times kStripEntries
-  static constexpr double kModifiedMaxPadding = 0.25;
+  static constexpr double kHeightScale = 16.0; // best height = 16 / sqrt(mu) on the H200 (see above)
 
   static std::int64_t stored_entries(const CsrIn &A, std::int64_t h, std::int64_t pad)
   {

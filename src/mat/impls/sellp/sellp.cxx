@@ -72,13 +72,8 @@ struct SellpTraits {
     if (!q.core.slice_height) q.core.slice_height = std::max(1, 32 / q.core.threads_per_row);
     if (!q.core.sigma) {
       // padding of the unsorted layout, from the row lengths alone
-      const std::int64_t b = q.core.slice_height, t = q.core.threads_per_row;
-      std::int64_t       stored = 0;
-      for (std::int64_t s0 = 0; s0 < n; s0 += b) {
-        std::int64_t longest = 0;
-        for (std::int64_t i = s0; i < std::min(n, s0 + b); ++i) longest = std::max<std::int64_t>(longest, A.row_end(i) - A.row_begin(i));
-        stored += (longest + t - 1) / t * t * b;
-      }
+      const std::int64_t b      = q.core.slice_height;
+      const std::int64_t stored = sellp::stored_entries(A, sellp::Params{int(b), q.core.threads_per_row, 1, q.core.index});
       q.core.sigma = (A.nnz() && double(stored) > kSortAbovePadding * double(A.nnz())) ? int(std::max<std::int64_t>(b, kSigmaRows / b * b)) : 1;
     }
     return q;
