@@ -24,6 +24,8 @@ from collections import OrderedDict
 
 REF = "aijcusparse"
 ALG1 = "cusparse-csr-alg1"
+BSR = "cusparse-bsr"
+OURS = ("cmrscuda", "sellpcuda", "bellpackcuda", "autocuda")
 
 
 def number(text):
@@ -129,6 +131,27 @@ def table(rows):
     return out, notes
 
 
+def summary(rows):
+    """one row per run: the fastest of our types with their default parameters (variants type:tag
+    left out), its speedups over aijcusparse, cuSPARSE CSR ALG1 and BSR, and autocuda's over ALG1"""
+    runs = group_runs(rows)
+    order = sorted(runs, key=lambda k: (number(runs[k][0]["nnz_per_row"]) or 0, k[3], k[0]))
+    out = ["| matrix | best of our types | time (us) | eta+ | vs aijcusparse | vs cusparse-csr-alg1 | vs cusparse-bsr | autocuda vs cusparse-csr-alg1 |",
+           "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for key in order:
+        run = runs[key]
+        ours = [r for r in run if r["type"] in OURS and r["status"] == "ok" and number(r["time_us"])]
+        if not ours or not time_of(run, ALG1):  # runs without the cuSPARSE baselines compare options only
+            continue
+        best = min(ours, key=lambda r: number(r["time_us"]))
+        t = number(best["time_us"])
+        ratio = lambda other: fmt(time_of(run, other) / t if time_of(run, other) else None, ".2f")
+        t_auto, t_alg1 = time_of(run, "autocuda"), time_of(run, ALG1)
+        out.append("| " + " | ".join([md_cell(run[0]["matrix"]), best["type"], fmt(t, ".1f"), fmt(number(best.get("eta_plus")), ".2f"), ratio(REF), ratio(ALG1),
+                                        ratio(BSR), fmt(t_alg1 / t_auto if t_alg1 and t_auto else None, ".2f")]) + " |")
+    return out
+
+
 def plot(rows, path):
     try:
         import matplotlib
@@ -149,7 +172,7 @@ def plot(rows, path):
         labels.setdefault(x, set()).add(run[0]["matrix"].split(" ")[0])
         for r in run:
             t = number(r["time_us"]) if r["status"] in ("ok", "FAIL") else None
-            if t and r["type"] != REF:
+            if t and r["type"] != REF and ":" not in r["type"]:  # option variants (type:tag) stay in the table only
                 series.setdefault(r["type"], []).append((x, t_ref / t))
     if not series:
         print(f"bench_report: no run with aijcusparse and another type; {path} not written", file=sys.stderr)
@@ -199,6 +222,7 @@ def main(argv=None):
     lines, notes = table(rows)
     text = ["MatMult benchmark: " + summary_line(rows), "",
             "GB/s and eta+ count beta+ = 12 nnz + 4 (n+1) + 16 n bytes for every type; eta+ is relative to the copy bandwidth of the run.", ""]
+    text += ["Fastest of our types per matrix (default parameters):", ""] + summary(rows) + ["", "Every type and option variant (type:tag):", ""]
     text += lines
     if notes:
         text += ["", "Not run:", ""] + [f"- {md_cell(n)}" for n in notes]
