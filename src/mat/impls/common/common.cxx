@@ -205,9 +205,11 @@ Footprint FormatOperator::total_footprint() const
 // Where -mat_gpumats_long_rows cuts the rows of A: the user's length, or per matrix (-1): only
 // when the longest row is far beyond the mean (longer than 16 mu + 64: never a stencil or a block
 // matrix), at the longer of a warp's 32 entries and 4 mu rounded up to a power of two. 0: no cut.
-static std::int64_t SplitAt(PetscInt long_rows, const CsrIn &A)
+// autocuda cuts only when told: it weighs the long rows itself and may keep cuSPARSE CSR, which
+// balances them (powerlaw on the H200: cuSPARSE 79 us, split SELL-P 95 us).
+static std::int64_t SplitAt(PetscInt long_rows, const CsrIn &A, bool is_auto)
 {
-  if (long_rows == 0 || !A.nrows || A.ncols > std::numeric_limits<std::int32_t>::max()) return 0;
+  if (long_rows == 0 || (long_rows < 0 && is_auto) || !A.nrows || A.ncols > std::numeric_limits<std::int32_t>::max()) return 0;
   const std::int64_t longest = longest_row(A);
   if (long_rows > 0) return longest > long_rows ? long_rows : 0;
   const double mu = double(A.nnz()) / double(A.nrows);
@@ -267,7 +269,7 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
       Permute(A, op.order, P);
       B = CsrIn{m, n, P.ptr.data(), P.col.data(), P.val.data()};
     }
-    const std::int64_t K = diagonal ? SplitAt(op.long_rows, B) : 0;
+    const std::int64_t K = diagonal ? SplitAt(op.long_rows, B, &f == &auto_info) : 0;
     if (K) {
       Split(B, K, H, op.tail);
       op.build(CsrIn{m, n, H.ptr.data(), H.col.data(), H.val.data()}, block_size, device);
