@@ -75,17 +75,22 @@ Footprint footprint(const Matrix<V> &A)
 }
 
 // Fill ratio of r x c blocking (dense block entries / nonzeros), before any ELLPACK padding.
-// Exact when sample_stride is 1; with a stride it looks at every sample_stride-th block row only,
-// the sampling estimate of the paper's fill estimation. Columns are probed with a marker array.
+// Exact when sample_stride is 1; with a stride it looks at one block row of every sample_stride,
+// the sampling estimate of the paper's fill estimation.
 template <class V, class RI, class CI>
 double block_fill(const CsrView<V, RI, CI> &A, int r, int c, std::int64_t sample_stride = 1)
 {
   // the block columns of one block row, sorted and counted: no array as wide as the matrix, so a
   // 1% sample costs 1% of the entries (the conversion tries 36 block sizes this way)
+  // one block row per window of sample_stride, at a pseudo-random place in the window: a fixed
+  // offset can alias with a grid (a stride of 10000 on a 100^3 grid samples only boundary rows)
   const std::int64_t        nbr = (A.nrows + r - 1) / r;
   std::vector<std::int64_t> cols;
   std::int64_t              blocks = 0, entries = 0;
-  for (std::int64_t I = 0; I < nbr; I += sample_stride) {
+  for (std::int64_t w = 0; w < nbr; w += sample_stride) {
+    std::uint64_t h = std::uint64_t(w) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 31;
+    const std::int64_t I = sample_stride > 1 ? w + std::int64_t(h % std::uint64_t(std::min(sample_stride, nbr - w))) : w;
     cols.clear();
     for (std::int64_t i = I * r; i < std::min(A.nrows, (I + 1) * r); ++i) {
       entries += A.row_end(i) - A.row_begin(i);
