@@ -12,6 +12,7 @@
 #include "../../src/mat/impls/cmrs/host.hpp"
 #include "../../src/mat/impls/sellp/host.hpp"
 #include "../common/check.hpp"
+#include "../common/describe.hpp"
 #include "../common/matrices.hpp"
 
 #include <functional>
@@ -23,19 +24,7 @@ using testmat::Csr;
 
 namespace {
 
-std::string describe(const cmrs::Params &p)
-{
-  return "height=" + std::to_string(p.height) + " sort=" + std::to_string(p.sort_columns) + " pad=" + std::to_string(p.pad_multiple);
-}
-std::string describe(const sellp::Params &p)
-{
-  return "b=" + std::to_string(p.slice_height) + " t=" + std::to_string(p.threads_per_row) + " sigma=" + std::to_string(p.sigma) +
-         " index=" + std::to_string(int(p.index));
-}
-std::string describe(const bellpack::Params &p)
-{
-  return "r=" + std::to_string(p.r) + " c=" + std::to_string(p.c) + " R=" + std::to_string(p.partition_rows);
-}
+using testmat::describe;
 
 std::vector<cmrs::Params> cmrs_sweep()
 {

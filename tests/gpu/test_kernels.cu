@@ -13,6 +13,7 @@
 #include "../../src/mat/impls/cmrs/device.hpp"
 #include "../../src/mat/impls/sellp/device.hpp"
 #include "../common/check.hpp"
+#include "../common/describe.hpp"
 #include "../common/matrices.hpp"
 
 #include <cuda_runtime.h>
@@ -92,19 +93,7 @@ bool check_spmv(cuda::Operator<V> &op, const Csr<V> &A, bool exact_padding, std:
   return true;
 }
 
-std::string describe(const cmrs::Params &p)
-{
-  return "height=" + std::to_string(p.height) + " sort=" + std::to_string(p.sort_columns) + " pad=" + std::to_string(p.pad_multiple);
-}
-std::string describe(const sellp::Params &p)
-{
-  return "b=" + std::to_string(p.slice_height) + " t=" + std::to_string(p.threads_per_row) + " sigma=" + std::to_string(p.sigma) +
-         " index=" + std::to_string(int(p.index));
-}
-std::string describe(const bellpack::Params &p)
-{
-  return "r=" + std::to_string(p.r) + " c=" + std::to_string(p.c) + " R=" + std::to_string(p.partition_rows);
-}
+using testmat::describe;
 
 template <class V>
 bool cmrs_case(const Csr<V> &A, const cmrs::Params &p, std::string &why)

@@ -1,0 +1,26 @@
+// One-line descriptions of format parameters, for the failure messages of the C++ test programs.
+#pragma once
+
+#include "../../src/mat/impls/bellpack/core.hpp"
+#include "../../src/mat/impls/cmrs/core.hpp"
+#include "../../src/mat/impls/sellp/core.hpp"
+
+#include <string>
+
+namespace testmat {
+
+inline std::string describe(const gpumats::cmrs::Params &p)
+{
+  return "height=" + std::to_string(p.height) + " sort=" + std::to_string(p.sort_columns) + " pad=" + std::to_string(p.pad_multiple);
+}
+inline std::string describe(const gpumats::sellp::Params &p)
+{
+  return "b=" + std::to_string(p.slice_height) + " t=" + std::to_string(p.threads_per_row) + " sigma=" + std::to_string(p.sigma) +
+         " index=" + std::to_string(int(p.index));
+}
+inline std::string describe(const gpumats::bellpack::Params &p)
+{
+  return "r=" + std::to_string(p.r) + " c=" + std::to_string(p.c) + " R=" + std::to_string(p.partition_rows);
+}
+
+} // namespace testmat
