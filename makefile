@@ -108,7 +108,7 @@ bellpack-model: $(BINDIR)/bellpack-model
 	$(BINDIR)/bellpack-model > config/tuning/bellpack-h200.csv
 	python3 config/tuning/bellpack_fit.py config/tuning/bellpack-h200.csv > src/mat/impls/bellpack/model.hpp
 
-TEST_C := $(wildcard tests/petsc/*.c)
+TEST_C := $(wildcard tests/petsc/test_*.c)
 TEST_BIN := $(patsubst tests/petsc/%.c,$(BINDIR)/%,$(TEST_C)) $(BINDIR)/test_formats
 
 # PETSc's own tutorials, compiled unmodified from the PETSc that builds us and loaded with

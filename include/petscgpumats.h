@@ -11,29 +11,43 @@
 
 #include <petscmat.h>
 
+/*
+   Each format has a host reference type and a GPU type; the root names below are what users type
+   (-mat_type, -dm_mat_type, MatSetType), and MatSetType picks the concrete seq or mpi type by the
+   communicator's size, as "aij" and "aijcusparse" do. The concrete types are AIJ subclasses, named
+   seqaij<stem>/mpiaij<stem> as PETSc's own subclasses are (seqaijcusparse), so every PETSc solver
+   path that takes AIJ (GAMG, MG, ILU/ICC, MUMPS, UMFPACK, ML, ...) takes them.
+*/
+
 /* CMRS: compressed multi-row storage (Koza et al.) */
 #define MATCMRS         "cmrs"
-#define MATSEQCMRS      "seqcmrs"
-#define MATMPICMRS      "mpicmrs"
+#define MATSEQCMRS      "seqaijcmrs"
+#define MATMPICMRS      "mpiaijcmrs"
 #define MATCMRSCUDA     "cmrscuda"
-#define MATSEQCMRSCUDA  "seqcmrscuda"
-#define MATMPICMRSCUDA  "mpicmrscuda"
+#define MATSEQCMRSCUDA  "seqaijcmrscuda"
+#define MATMPICMRSCUDA  "mpiaijcmrscuda"
 
-/* SELL-P: padded sliced ELLPACK (Anzt, Tomov, Dongarra) */
+/* SELL-P: padded sliced ELLPACK (Anzt, Tomov, Dongarra). The concrete stem is "padsell": a name
+   starting with "seqaijsell" would also pass PETSc's prefix test for its own SELL-shadowed AIJ. */
 #define MATSELLP        "sellp"
-#define MATSEQSELLP     "seqsellp"
-#define MATMPISELLP     "mpisellp"
+#define MATSEQSELLP     "seqaijpadsell"
+#define MATMPISELLP     "mpiaijpadsell"
 #define MATSELLPCUDA    "sellpcuda"
-#define MATSEQSELLPCUDA "seqsellpcuda"
-#define MATMPISELLPCUDA "mpisellpcuda"
+#define MATSEQSELLPCUDA "seqaijpadsellcuda"
+#define MATMPISELLPCUDA "mpiaijpadsellcuda"
 
 /* BELLPACK: blocked ELLPACK (Choi, Singh, Vuduc) */
 #define MATBELLPACK        "bellpack"
-#define MATSEQBELLPACK     "seqbellpack"
-#define MATMPIBELLPACK     "mpibellpack"
+#define MATSEQBELLPACK     "seqaijbellpack"
+#define MATMPIBELLPACK     "mpiaijbellpack"
 #define MATBELLPACKCUDA    "bellpackcuda"
-#define MATSEQBELLPACKCUDA "seqbellpackcuda"
-#define MATMPIBELLPACKCUDA "mpibellpackcuda"
+#define MATSEQBELLPACKCUDA "seqaijbellpackcuda"
+#define MATMPIBELLPACKCUDA "mpiaijbellpackcuda"
+
+/* autocuda: picks SELL-P, CMRS, BELLPACK or cuSPARSE CSR per matrix block (GPU only) */
+#define MATAUTOCUDA    "autocuda"
+#define MATSEQAUTOCUDA "seqaijautocuda"
+#define MATMPIAUTOCUDA "mpiaijautocuda"
 
 #if defined(__cplusplus)
 extern "C" {
@@ -49,9 +63,29 @@ extern "C" {
    it with -dll_append need not call it: PETSc calls PetscDLLibraryRegister_petscgpumats() then.
    Calling it more than once is harmless.
 
-.seealso: MATCMRS, MATSELLP, MATBELLPACK, MATCMRSCUDA, MATSELLPCUDA, MATBELLPACKCUDA
+.seealso: MATCMRS, MATSELLP, MATBELLPACK, MATCMRSCUDA, MATSELLPCUDA, MATBELLPACKCUDA, MATAUTOCUDA, PetscGpuMatsGetTypes()
 @*/
 PETSC_EXTERN PetscErrorCode PetscGpuMatsInitialize(void);
+
+/*@C
+   PetscGpuMatsGetTypes - The names of every petsc-gpumats type (host and GPU), in the order of the
+   format registry: the root names users select (-mat_type cmrscuda) and the concrete sequential
+   and parallel types MatSetType makes of them (seqaijcmrscuda, mpiaijcmrscuda).
+
+   Not Collective
+
+   Output Parameters:
++  n     - how many types
+.  roots - the root names (or NULL)
+.  seq   - the concrete sequential names (or NULL)
+-  mpi   - the concrete parallel names (or NULL)
+
+   Notes:
+   The arrays belong to the library; do not free them.
+
+.seealso: PetscGpuMatsInitialize()
+@*/
+PETSC_EXTERN PetscErrorCode PetscGpuMatsGetTypes(PetscInt *n, const char *const **roots, const char *const **seq, const char *const **mpi);
 
 /* Called by PETSc when the library is loaded as a dynamic library (-dll_append). */
 PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_petscgpumats(void);

@@ -29,6 +29,27 @@ static inline PetscErrorCode Check(MPI_Comm comm, PetscBool ok, const char *name
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The concrete type MatSetType makes of a root name on a communicator of `size` ranks: ours from
+   the library's registry (seqaijcmrs, mpiaijpadsellcuda, ...), PETSc's by its seq/mpi prefix. */
+static inline PetscErrorCode ConcreteName(const char *root, PetscMPIInt size, char *buf, size_t len)
+{
+  PetscInt           n;
+  const char *const *roots, *const *seq, *const *mpi;
+  PetscBool          eq;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscGpuMatsGetTypes(&n, &roots, &seq, &mpi));
+  for (PetscInt i = 0; i < n; i++) {
+    PetscCall(PetscStrcmp(root, roots[i], &eq));
+    if (eq) {
+      PetscCall(PetscStrncpy(buf, size > 1 ? mpi[i] : seq[i], len));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+  PetscCall(PetscSNPrintf(buf, len, "%s%s", size > 1 ? "mpi" : "seq", root));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The types under test: -types a,b,c (default: the three host types) and the reference type
    they are compared with: -ref (default aij). The GPU suite passes the *cuda types and aijcusparse. */
 #define MAX_TYPES 16

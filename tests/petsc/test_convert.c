@@ -24,7 +24,7 @@ static PetscErrorCode CheckType(Mat B, const char *root, const char *name)
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)B), &size));
-  PetscCall(PetscSNPrintf(expect, sizeof(expect), "%s%s", size > 1 ? "mpi" : "seq", root));
+  PetscCall(ConcreteName(root, size, expect, sizeof(expect)));
   PetscCall(MatGetType(B, &t));
   PetscCall(PetscStrcmp(t, expect, &ok));
   PetscCall(Check(PetscObjectComm((PetscObject)B), ok, name, t));

@@ -224,9 +224,9 @@ std::unique_ptr<FormatOperator> make_auto() { return std::make_unique<AutoOperat
 
 } // namespace
 
-FormatInfo auto_info = {"auto", "AUTO", make_auto, 0, 0};
+FormatInfo auto_info = {"auto", "auto", "AUTO", false, false, make_auto, 0, 0};
 #else
-FormatInfo auto_info = {"auto", "AUTO", nullptr, 0, 0};
+FormatInfo auto_info = {"auto", "auto", "AUTO", false, false, nullptr, 0, 0};
 #endif
 
 } // namespace gpumats

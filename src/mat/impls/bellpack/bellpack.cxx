@@ -106,10 +106,10 @@ struct BellpackTraits {
 
 } // namespace
 
-FormatInfo bellpack_info = {"bellpack", "BELLPACK", make_operator<BellpackTraits>, 0, 0};
+FormatInfo bellpack_info = {"bellpack", "bellpack", "BELLPACK", true, true, make_operator<BellpackTraits>, 0, 0};
 #else
 // complex scalars: the types are registered and refuse to be created (CheckSupported)
-FormatInfo bellpack_info = {"bellpack", "BELLPACK", nullptr, 0, 0};
+FormatInfo bellpack_info = {"bellpack", "bellpack", "BELLPACK", true, true, nullptr, 0, 0};
 #endif
 
 } // namespace gpumats

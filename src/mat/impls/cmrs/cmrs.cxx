@@ -102,10 +102,10 @@ struct CmrsTraits {
 
 } // namespace
 
-FormatInfo cmrs_info = {"cmrs", "CMRS", make_operator<CmrsTraits>, 0, 0};
+FormatInfo cmrs_info = {"cmrs", "cmrs", "CMRS", true, true, make_operator<CmrsTraits>, 0, 0};
 #else
 // complex scalars: the types are registered and refuse to be created (CheckSupported)
-FormatInfo cmrs_info = {"cmrs", "CMRS", nullptr, 0, 0};
+FormatInfo cmrs_info = {"cmrs", "cmrs", "CMRS", true, true, nullptr, 0, 0};
 #endif
 
 } // namespace gpumats

@@ -2,6 +2,7 @@
 #include "glue.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <limits>
 #include <utility>
@@ -11,14 +12,6 @@
 #endif
 
 namespace gpumats {
-
-FormatInfo *const *all_formats()
-{
-  static FormatInfo *const list[] = {&cmrs_info, &sellp_info, &bellpack_info, &auto_info, nullptr};
-  return list;
-}
-
-std::string type_name(const FormatInfo &f, const char *prefix, bool device) { return std::string(prefix) + f.name + (device ? "cuda" : ""); }
 
 PetscErrorCode CheckSupported(Mat A, const FormatInfo &f, bool device)
 {
@@ -37,7 +30,7 @@ PetscErrorCode CheckSupported(Mat A, const FormatInfo &f, bool device)
           f.name, f.name);
 #else
   std::string       why;
-  const std::string host = &f == &auto_info ? std::string("cmrs, sellp or bellpack") : std::string(f.name);
+  const std::string host = f.host ? std::string(f.name) : host_type_list();
   PetscCheck(cuda::device_count(&why) > 0, comm, PETSC_ERR_SUP_SYS,
              "-mat_type %scuda needs an NVIDIA GPU with a driver for this CUDA version, and none is usable here (CUDA reports: %s); run on a GPU "
              "node, or use -mat_type %s for the host implementation",
@@ -96,27 +89,30 @@ PetscErrorCode CurrentStream(void **stream)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, FormatOperator &op, OptionItems PetscOptionsObject, PetscBool *changed)
+PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, OptionItems PetscOptionsObject, PetscBool *changed)
 {
   PetscFunctionBegin;
-  const std::string head = std::string(f.title) + " options";
+  // -help lists these under the type's own heading and manual page (MATSELLPCUDA, ...)
+  std::string man = "MAT" + root_name(f, device);
+  for (char &c : man) c = char(std::toupper((unsigned char)c));
+  const std::string head = std::string(f.title) + (device ? " (CUDA)" : " (host)") + " options for " + ((PetscObject)A)->type_name;
   const char *loads[] = {"stream", "cached"};
   PetscInt    l       = op.stream_loads ? 0 : 1;
   PetscBool   set;
   PetscOptionsHeadBegin(PetscOptionsObject, head.c_str());
   PetscCall(op.set_from_options(PetscOptionsObject, PetscObjectComm((PetscObject)A), changed));
-  PetscCall(PetscOptionsEList("-mat_gpumats_loads", "GPU loads of the matrix arrays: stream (evict-first, the caches keep x) or cached", "MATCMRSCUDA", loads, 2,
+  PetscCall(PetscOptionsEList("-mat_gpumats_loads", "GPU loads of the matrix arrays: stream (evict-first, the caches keep x) or cached", man.c_str(), loads, 2,
                               loads[l], &l, &set));
   const char *orders[] = {"none", "rcm"};
   PetscInt    o        = op.reorder_rcm ? 1 : 0;
   PetscBool   set_o;
   PetscCall(PetscOptionsEList("-mat_gpumats_reorder", "Renumber the rows and columns of the (diagonal) block for the GPU copy: none, or rcm (reverse Cuthill-McKee)",
-                              "MATCMRSCUDA", orders, 2, orders[o], &o, &set_o));
+                              man.c_str(), orders, 2, orders[o], &o, &set_o));
   PetscInt  K = op.long_rows;
   PetscBool set_k;
   PetscCall(PetscOptionsInt("-mat_gpumats_long_rows",
                             "Rows longer than this keep that many entries in the format and the rest in a warp-per-row tail (0: never split; -1: chosen per matrix)",
-                            "MATCMRSCUDA", K, &K, &set_k));
+                            man.c_str(), K, &K, &set_k));
   PetscOptionsHeadEnd();
   PetscCheck(K >= -1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_gpumats_long_rows %" PetscInt_FMT " is invalid: use a row length >= 1, 0 (never split rows) or -1 (chosen per matrix)", K);
@@ -207,9 +203,9 @@ Footprint FormatOperator::total_footprint() const
 // matrix), at the longer of a warp's 32 entries and 4 mu rounded up to a power of two. 0: no cut.
 // autocuda cuts only when told: it weighs the long rows itself and may keep cuSPARSE CSR, which
 // balances them (powerlaw on the H200: cuSPARSE 79 us, split SELL-P 95 us).
-static std::int64_t SplitAt(PetscInt long_rows, const CsrIn &A, bool is_auto)
+static std::int64_t SplitAt(PetscInt long_rows, const CsrIn &A, bool only_when_told)
 {
-  if (long_rows == 0 || (long_rows < 0 && is_auto) || !A.nrows || A.ncols > std::numeric_limits<std::int32_t>::max()) return 0;
+  if (long_rows == 0 || (long_rows < 0 && only_when_told) || !A.nrows || A.ncols > std::numeric_limits<std::int32_t>::max()) return 0;
   const std::int64_t longest = longest_row(A);
   if (long_rows > 0) return longest > long_rows ? long_rows : 0;
   const double mu = double(A.nnz()) / double(A.nrows);
@@ -269,7 +265,7 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
       Permute(A, op.order, P);
       B = CsrIn{m, n, P.ptr.data(), P.col.data(), P.val.data()};
     }
-    const std::int64_t K = diagonal ? SplitAt(op.long_rows, B, &f == &auto_info) : 0;
+    const std::int64_t K = diagonal ? SplitAt(op.long_rows, B, !f.split_long_rows) : 0;
     if (K) {
       Split(B, K, H, op.tail);
       op.build(CsrIn{m, n, H.ptr.data(), H.col.data(), H.val.data()}, block_size, device);

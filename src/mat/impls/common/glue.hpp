@@ -8,6 +8,7 @@
 #include <petsc/private/matimpl.h>
 
 #include "core/csr.hpp"
+#include "registry.hpp"
 #if GPUMATS_HAVE_CUDA
   #include "cuda/device.hpp"
 #endif
@@ -96,20 +97,6 @@ public:
   virtual std::size_t device_bytes() const = 0;
 };
 
-// What the glue needs to know about a format; one static instance per format.
-struct FormatInfo {
-  const char *name;  // "cmrs": type names are <seq|mpi><name>[cuda], root names <name>[cuda]
-  const char *title; // "CMRS"
-  std::unique_ptr<FormatOperator> (*make)();
-  PetscLogEvent convert_event, spmv_event; // registered by PetscGpuMatsInitialize
-};
-
-extern FormatInfo cmrs_info, sellp_info, bellpack_info, auto_info;
-FormatInfo *const *all_formats(); // null-terminated
-
-// Type names of a format: seq/mpi/root, host or CUDA.
-std::string type_name(const FormatInfo &f, const char *prefix, bool device);
-
 // Runs `body` and turns the format core's and the CUDA layer's exceptions into PETSc errors.
 template <class F>
 PetscErrorCode guarded(MPI_Comm comm, const char *context, F &&body)
@@ -140,7 +127,7 @@ PetscErrorCode SelectDevice(MPI_Comm comm);
 // The CUDA stream PETSc's vector operations use, so kernels are ordered with them.
 PetscErrorCode CurrentStream(void **stream);
 // Reads the format's options for A (from SetFromOptions and from conversions).
-PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, FormatOperator &op, OptionItems PetscOptionsObject, PetscBool *changed);
+PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, OptionItems PetscOptionsObject, PetscBool *changed);
 // Builds op from a SeqAIJ block, logging the conversion and the upload; the block stays untouched.
 // diagonal: the block is a diagonal block (its columns are the rows' own unknowns), so
 // -mat_gpumats_reorder may renumber both, and -mat_gpumats_long_rows may split its rows.

@@ -29,20 +29,6 @@ struct MpiData final : TypeData {
 
 MpiData *Mpi(Mat A) { return static_cast<MpiData *>(Data(A)); }
 
-// MatMPIAIJGetSeqAIJ insists on a type name starting with "mpiaij"; ours keep the MPIAIJ layout, so
-// ask under that name.
-PetscErrorCode GetBlocks(Mat A, Mat *Ad, Mat *Ao, const PetscInt **garray)
-{
-  const std::string name = ((PetscObject)A)->type_name;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJ));
-  PetscErrorCode err = MatMPIAIJGetSeqAIJ(A, Ad, Ao, garray);
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, name.c_str()));
-  PetscCall(err);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode UpdateBlock(Mat A, Mat block, BlockCopy &copy, bool diagonal)
 {
   MpiData         *d = Mpi(A);
@@ -103,7 +89,7 @@ PetscErrorCode Build(Mat A, bool in_assembly)
 
   PetscFunctionBegin;
   d->valid = false;
-  PetscCall(GetBlocks(A, &Ad, &Ao, &garray));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
   PetscCall(UpdateScatter(A, Ao, garray));
   PetscCall(UpdateBlock(A, Ad, d->diag, true));
   PetscCall(UpdateBlock(A, Ao, d->offd, false));
@@ -159,10 +145,13 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
 
   PetscFunctionBegin;
   // no inode detection in the diagonal block: our product replaces AIJ's (see seq.cxx)
-  PetscCall(GetBlocks(A, &Ad, &Ao, &garray));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
   PetscCall(MatSetOption(Ad, MAT_USE_INODES, PETSC_FALSE));
   PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
-  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(Build(A, true));
+  if (mode == MAT_FINAL_ASSEMBLY) {
+    PetscCall(Build(A, true));
+    PetscCall(AdoptDM(A));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -235,17 +224,11 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// MPIAIJ's transpose creates its result with MatSetType before filling it, which works for our types.
-PetscErrorCode Transpose(Mat A, MatReuse reuse, Mat *B)
-{
-  return Mpi(A)->call<PetscErrorCode (*)(Mat, MatReuse, Mat *)>(kTranspose, A, reuse, B);
-}
-
 } // namespace
 
 PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
-  const OpFn ours[kNumOps] = {(OpFn)Mult, (OpFn)MultAdd, (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions, (OpFn)Transpose};
+  const OpFn ours[kNumOps] = {(OpFn)Mult, (OpFn)MultAdd, (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));
@@ -253,7 +236,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->info   = &f;
   d->device = device;
   d->proto  = f.make();
-  PetscCall(InstallType(A, d, prefix, ours, into_for<MpiKind>(f, device), ConvertBack<MpiKind>));
+  PetscCall(InstallType(A, d, prefix, ours, ConvertInto<MpiKind>, ConvertBack<MpiKind>));
   if (A->assembled) {
     PetscErrorCode err = Build(A, false);
     if (err) PetscCall(ToAIJ(A)); // the conversion is all or nothing: A stays the AIJ it was
@@ -272,13 +255,5 @@ PetscErrorCode MpiKind::ToAIJ(Mat A)
   PetscCall(UninstallType(A, prefix, base));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-
-template PetscErrorCode CreateType<MpiKind, &cmrs_info, false>(Mat);
-template PetscErrorCode CreateType<MpiKind, &cmrs_info, true>(Mat);
-template PetscErrorCode CreateType<MpiKind, &sellp_info, false>(Mat);
-template PetscErrorCode CreateType<MpiKind, &sellp_info, true>(Mat);
-template PetscErrorCode CreateType<MpiKind, &bellpack_info, false>(Mat);
-template PetscErrorCode CreateType<MpiKind, &bellpack_info, true>(Mat);
-template PetscErrorCode CreateType<MpiKind, &auto_info, true>(Mat);
 
 } // namespace gpumats

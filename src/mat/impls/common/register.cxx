@@ -1,10 +1,51 @@
-// Registration of every petsc-gpumats type with PETSc: PetscGpuMatsInitialize() for applications
-// that link the library, PetscDLLibraryRegister_petscgpumats() for -dll_append.
+// The format registry and the registration of every petsc-gpumats type with PETSc:
+// PetscGpuMatsInitialize() for applications that link the library,
+// PetscDLLibraryRegister_petscgpumats() for -dll_append.
 #include "kinds.hpp"
 
+#include <array>
 #include <cctype>
+#include <cstring>
+#include <utility>
 
 namespace gpumats {
+
+// The registry: one line per format. A new format adds its core, its CUDA file, its traits (with
+// its FormatInfo) and a line here; everything else iterates over this table.
+constexpr FormatInfo *kFormats[] = {&cmrs_info, &sellp_info, &bellpack_info, &auto_info};
+constexpr std::size_t kNumFormats = sizeof(kFormats) / sizeof(kFormats[0]);
+
+FormatList formats() { return {kFormats, kFormats + kNumFormats}; }
+
+std::string root_name(const FormatInfo &f, bool device) { return std::string(f.name) + (device ? "cuda" : ""); }
+
+std::string concrete_name(const FormatInfo &f, const char *prefix, bool device) { return std::string(prefix) + "aij" + f.stem + (device ? "cuda" : ""); }
+
+const FormatInfo *find_type(const char *type_name, bool *device)
+{
+  if (!type_name) return nullptr;
+  for (const FormatInfo *f : formats())
+    for (bool d : {false, true}) {
+      if (!d && !f->host) continue;
+      for (const std::string &n : {root_name(*f, d), concrete_name(*f, "seq", d), concrete_name(*f, "mpi", d)})
+        if (n == type_name) {
+          if (device) *device = d;
+          return f;
+        }
+    }
+  return nullptr;
+}
+
+std::string host_type_list()
+{
+  std::vector<std::string> names;
+  for (const FormatInfo *f : formats())
+    if (f->host) names.push_back(f->name);
+  std::string s;
+  for (std::size_t i = 0; i < names.size(); ++i) s += (i ? (i + 1 == names.size() ? " or " : ", ") : "") + names[i];
+  return s;
+}
+
 namespace {
 
 PetscBool registered = PETSC_FALSE;
@@ -15,38 +56,60 @@ PetscErrorCode ForgetRegistration(void)
   return PETSC_SUCCESS;
 }
 
-// PETSc's own LU/ILU/Cholesky/ICC work on our Seq types, which are SeqAIJ underneath, but PETSc's
-// solver registry matches by type-name prefix ("seqaij"): ask it under that name. This keeps the
-// default preconditioner of a sequential KSP (ILU) working with -mat_type cmrs.
-PetscErrorCode GetFactorAsAIJ(Mat A, MatFactorType ftype, Mat *F)
+// MatRegister takes a plain function per concrete type: one instantiation per (kind, registry
+// entry, form), generated from the table's length.
+template <class Kind, std::size_t F, bool D>
+PetscErrorCode Create(Mat A)
 {
-  const std::string name = ((PetscObject)A)->type_name;
-
   PetscFunctionBegin;
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATSEQAIJ));
-  PetscErrorCode err = MatGetFactor(A, MATSOLVERPETSC, ftype, F);
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, name.c_str()));
-  PetscCall(err);
+  PetscCall(MatSetType(A, Kind::base));
+  PetscCall(Kind::FromAIJ(A, *kFormats[F], D));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+using CreateFn = PetscErrorCode (*)(Mat);
 struct Creators {
-  FormatInfo *info;
-  bool        device;
-  PetscErrorCode (*seq)(Mat), (*mpi)(Mat);
+  CreateFn seq[2], mpi[2]; // [host, device]
 };
-
-template <FormatInfo *F, bool D>
-constexpr Creators creators()
+template <std::size_t... F>
+constexpr std::array<Creators, kNumFormats> creator_table(std::index_sequence<F...>)
 {
-  return {F, D, CreateType<SeqKind, F, D>, CreateType<MpiKind, F, D>};
+  return {{Creators{{Create<SeqKind, F, false>, Create<SeqKind, F, true>}, {Create<MpiKind, F, false>, Create<MpiKind, F, true>}}...}};
 }
+constexpr std::array<Creators, kNumFormats> kCreators = creator_table(std::make_index_sequence<kNumFormats>{});
 
-std::string upper(const char *s)
+std::string upper(const std::string &s)
 {
   std::string u(s);
   for (char &c : u) c = char(std::toupper((unsigned char)c));
   return u;
+}
+
+// Root, seq and mpi names of every type, kept for the life of the process: PetscGpuMatsGetTypes
+// hands out pointers to them.
+struct Names {
+  std::vector<std::string>  root, seq, mpi;
+  std::vector<const char *> root_c, seq_c, mpi_c;
+};
+const Names &names()
+{
+  static const Names n = [] {
+    Names v;
+    for (const FormatInfo *f : formats())
+      for (bool d : {false, true})
+        if (d || f->host) {
+          v.root.push_back(root_name(*f, d));
+          v.seq.push_back(concrete_name(*f, "seq", d));
+          v.mpi.push_back(concrete_name(*f, "mpi", d));
+        }
+    for (std::size_t i = 0; i < v.root.size(); ++i) {
+      v.root_c.push_back(v.root[i].c_str());
+      v.seq_c.push_back(v.seq[i].c_str());
+      v.mpi_c.push_back(v.mpi[i].c_str());
+    }
+    return v;
+  }();
+  return n;
 }
 
 } // namespace
@@ -56,25 +119,34 @@ using namespace gpumats;
 
 PetscErrorCode PetscGpuMatsInitialize(void)
 {
-  const Creators table[] = {creators<&cmrs_info, false>(),     creators<&cmrs_info, true>(),     creators<&sellp_info, false>(), creators<&sellp_info, true>(),
-                            creators<&bellpack_info, false>(), creators<&bellpack_info, true>(), creators<&auto_info, true>()};
-
   PetscFunctionBegin;
   if (registered) PetscFunctionReturn(PETSC_SUCCESS);
-  for (FormatInfo *const *f = all_formats(); *f; ++f) {
-    PetscCall(PetscLogEventRegister((upper((*f)->name) + "Convert").c_str(), MAT_CLASSID, &(*f)->convert_event));
-    PetscCall(PetscLogEventRegister((upper((*f)->name) + "SpMV").c_str(), MAT_CLASSID, &(*f)->spmv_event));
-  }
-  for (const Creators &c : table) {
-    const std::string root = type_name(*c.info, "", c.device), seq = type_name(*c.info, "seq", c.device), mpi = type_name(*c.info, "mpi", c.device);
-    PetscCall(MatRegisterRootName(root.c_str(), seq.c_str(), mpi.c_str()));
-    PetscCall(MatRegister(seq.c_str(), c.seq));
-    PetscCall(MatRegister(mpi.c_str(), c.mpi));
-    for (MatFactorType ft : {MAT_FACTOR_LU, MAT_FACTOR_ILU, MAT_FACTOR_CHOLESKY, MAT_FACTOR_ICC})
-      PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, seq.c_str(), ft, GetFactorAsAIJ));
+  for (std::size_t i = 0; i < kNumFormats; ++i) {
+    FormatInfo &f = *kFormats[i];
+    PetscCall(PetscLogEventRegister((upper(f.name) + "Convert").c_str(), MAT_CLASSID, &f.convert_event));
+    PetscCall(PetscLogEventRegister((upper(f.name) + "SpMV").c_str(), MAT_CLASSID, &f.spmv_event));
+    for (bool d : {false, true}) {
+      if (!d && !f.host) continue;
+      const std::string root = root_name(f, d), seq = concrete_name(f, "seq", d), mpi = concrete_name(f, "mpi", d);
+      PetscCall(MatRegisterRootName(root.c_str(), seq.c_str(), mpi.c_str()));
+      PetscCall(MatRegister(seq.c_str(), kCreators[i].seq[d]));
+      PetscCall(MatRegister(mpi.c_str(), kCreators[i].mpi[d]));
+    }
   }
   PetscCall(PetscRegisterFinalize(ForgetRegistration));
   registered = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PetscGpuMatsGetTypes(PetscInt *n, const char *const **roots, const char *const **seq, const char *const **mpi)
+{
+  const Names &v = names();
+
+  PetscFunctionBegin;
+  if (n) *n = (PetscInt)v.root.size();
+  if (roots) *roots = v.root_c.data();
+  if (seq) *seq = v.seq_c.data();
+  if (mpi) *mpi = v.mpi_c.data();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

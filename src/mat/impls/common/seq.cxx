@@ -1,6 +1,8 @@
 // The sequential types seq<format>[cuda]: a SeqAIJ whose CSR stays authoritative, plus one format
 // copy (host or GPU) rebuilt at final assembly and whenever the matrix changed since (state key).
-// MatMult and MatMultAdd run in the format; everything else is SeqAIJ's.
+// MatMult and MatMultAdd run in the format; everything else is SeqAIJ's, which sees an AIJ subclass
+// (the concrete name starts with "seqaij") and builds its results in our type where it builds
+// them in A's type (MatTranspose, MatDuplicate).
 #include "kinds.hpp"
 
 namespace gpumats {
@@ -66,7 +68,10 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
   // (aijcusparse turns it off too)
   PetscCall(MatSetOption(A, MAT_USE_INODES, PETSC_FALSE));
   PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
-  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(Build(A, true));
+  if (mode == MAT_FINAL_ASSEMBLY) {
+    PetscCall(Build(A, true));
+    PetscCall(AdoptDM(A));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -116,36 +121,11 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// AIJ's transpose builds an assembled SeqAIJ and then retypes it with MatSetType(At, A's type),
-// which keeps the values only for type names that start with "seqaij". So transpose as plain AIJ
-// and convert the result.
-PetscErrorCode Transpose(Mat A, MatReuse reuse, Mat *B)
-{
-  SeqData          *d    = Seq(A);
-  auto              aij  = reinterpret_cast<PetscErrorCode (*)(Mat, MatReuse, Mat *)>(d->saved[kTranspose]);
-  const std::string name = ((PetscObject)A)->type_name;
-  Mat               T    = reuse == MAT_REUSE_MATRIX ? *B : nullptr;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATSEQAIJ));
-  PetscErrorCode err = aij(A, reuse == MAT_REUSE_MATRIX ? MAT_REUSE_MATRIX : MAT_INITIAL_MATRIX, &T);
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, name.c_str()));
-  PetscCall(err);
-  if (!Data(T)) { // a new AIJ matrix (also when reuse met a changed pattern): make it ours
-    PetscCall(StripToAIJ<SeqKind>(T));
-    PetscCall(SeqKind::FromAIJ(T, *d->info, d->device));
-    Seq(T)->op = d->op->clone_parameters();
-  }
-  if (reuse == MAT_INPLACE_MATRIX) PetscCall(MatHeaderReplace(A, &T));
-  else *B = T;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 } // namespace
 
 PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
-  const OpFn ours[kNumOps] = {(OpFn)Mult, (OpFn)MultAdd, (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions, (OpFn)Transpose};
+  const OpFn ours[kNumOps] = {(OpFn)Mult, (OpFn)MultAdd, (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));
@@ -153,7 +133,7 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->info   = &f;
   d->device = device;
   d->op     = f.make();
-  PetscCall(InstallType(A, d, prefix, ours, into_for<SeqKind>(f, device), ConvertBack<SeqKind>));
+  PetscCall(InstallType(A, d, prefix, ours, ConvertInto<SeqKind>, ConvertBack<SeqKind>));
   if (A->assembled) {
     PetscErrorCode err = Build(A, false);
     if (err) PetscCall(ToAIJ(A)); // the conversion is all or nothing: A stays the AIJ it was
@@ -168,13 +148,5 @@ PetscErrorCode SeqKind::ToAIJ(Mat A)
   PetscCall(UninstallType(A, prefix, base));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-
-template PetscErrorCode CreateType<SeqKind, &cmrs_info, false>(Mat);
-template PetscErrorCode CreateType<SeqKind, &cmrs_info, true>(Mat);
-template PetscErrorCode CreateType<SeqKind, &sellp_info, false>(Mat);
-template PetscErrorCode CreateType<SeqKind, &sellp_info, true>(Mat);
-template PetscErrorCode CreateType<SeqKind, &bellpack_info, false>(Mat);
-template PetscErrorCode CreateType<SeqKind, &bellpack_info, true>(Mat);
-template PetscErrorCode CreateType<SeqKind, &auto_info, true>(Mat);
 
 } // namespace gpumats

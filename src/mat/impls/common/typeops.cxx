@@ -1,6 +1,8 @@
 // Type installation and conversion plumbing shared by the Seq and MPI types (typeops.hpp).
 #include "typeops.hpp"
 
+#include <petscdm.h>
+
 namespace gpumats {
 
 PetscErrorCode TypeData::is_current(Mat A, PetscBool *current)
@@ -26,15 +28,6 @@ PetscErrorCode TypeData::mark_current(Mat A, bool in_assembly)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-std::vector<std::string> convert_sources(const char *prefix)
-{
-  std::vector<std::string> v{std::string(prefix) + "aij", std::string(prefix) + "aijcusparse"};
-  for (FormatInfo *const *f = all_formats(); *f; ++f)
-    for (bool d : {false, true})
-      if (d || *f != &auto_info) v.push_back(type_name(**f, prefix, d)); // autocuda has no host form
-  return v;
-}
-
 namespace {
 
 PetscErrorCode RetrieveValues(Mat A)
@@ -50,12 +43,45 @@ PetscErrorCode RetrieveValues(Mat A)
 
 std::string convert_name(const std::string &from, const std::string &to) { return "MatConvert_" + from + "_" + to + "_C"; }
 
+// The names under which PETSc's MatConvert looks for a converter from `from` into the type
+// (format f, form device): it appends "_<seq|mpi><requested name>_C", and the requested name may
+// be the root name or the concrete one.
+std::vector<std::string> into_names(const std::string &from, const char *prefix, const FormatInfo &f, bool device)
+{
+  return {convert_name(from, concrete_name(f, prefix, device)), convert_name(from, prefix + root_name(f, device))};
+}
+
+// The types a conversion into one of ours may start from: AIJ, its CUDA subclass, and ours.
+std::vector<std::string> convert_sources(const char *prefix)
+{
+  std::vector<std::string> v{std::string(prefix) + "aij", std::string(prefix) + "aijcusparse"};
+  for (const FormatInfo *f : formats())
+    for (bool d : {false, true})
+      if (d || f->host) v.push_back(concrete_name(*f, prefix, d));
+  return v;
+}
+
+// The types a conversion out of ours may go to directly: AIJ and PETSc's CUDA subclass of it.
+std::vector<std::string> convert_targets(const char *prefix) { return {std::string(prefix) + "aij", std::string(prefix) + "aijcusparse"}; }
+
+// Composes (fn non-null) or removes (fn null) the converters of A's type.
+PetscErrorCode ComposeConverters(Mat A, const char *prefix, const FormatInfo &f, bool device, ConvertFn into, ConvertFn back)
+{
+  const std::string name = concrete_name(f, prefix, device);
+
+  PetscFunctionBegin;
+  for (const std::string &src : convert_sources(prefix))
+    if (src != name)
+      for (const std::string &n : into_names(src, prefix, f, device)) PetscCall(PetscObjectComposeFunction((PetscObject)A, n.c_str(), into));
+  for (const std::string &dst : convert_targets(prefix)) PetscCall(PetscObjectComposeFunction((PetscObject)A, convert_name(name, dst).c_str(), back));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 } // namespace
 
-PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ours[kNumOps], PetscErrorCode (*into)(Mat, MatType, MatReuse, Mat *),
-                           PetscErrorCode (*back)(Mat, MatType, MatReuse, Mat *))
+PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ours[kNumOps], ConvertFn into, ConvertFn back)
 {
-  const std::string name = type_name(*d->info, prefix, d->device);
+  const std::string name = concrete_name(*d->info, prefix, d->device);
 
   PetscFunctionBegin;
   PetscCheck(!A->spptr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "matrix already carries another implementation's data");
@@ -67,9 +93,7 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", RetrieveValues));
   A->spptr = d;
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, name.c_str()));
-  for (const std::string &src : convert_sources(prefix))
-    if (src != name) PetscCall(PetscObjectComposeFunction((PetscObject)A, convert_name(src, name).c_str(), into));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, convert_name(name, std::string(prefix) + "aij").c_str(), back));
+  PetscCall(ComposeConverters(A, prefix, *d->info, d->device, into, back));
 #if PetscDefined(HAVE_CUDA)
   if (d->device) PetscCall(MatSetVecType(A, VECCUDA));
 #endif
@@ -78,19 +102,35 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
 
 PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base)
 {
-  TypeData         *d    = Data(A);
-  const std::string name = type_name(*d->info, prefix, d->device);
+  TypeData *d = Data(A);
 
   PetscFunctionBegin;
   for (int i = 0; i < kNumOps; ++i) PetscCall(MatSetOperation(A, kOverridden[i], d->saved[i]));
   if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", d->retrieve));
-  for (const std::string &src : convert_sources(prefix))
-    if (src != name) PetscCall(PetscObjectComposeFunction((PetscObject)A, convert_name(src, name).c_str(), (OpFn) nullptr));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, convert_name(name, std::string(prefix) + "aij").c_str(), (OpFn) nullptr));
+  PetscCall(ComposeConverters(A, prefix, *d->info, d->device, nullptr, nullptr));
   A->spptr = nullptr;
   delete d;
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
   PetscCall(MatSetVecType(A, VECSTANDARD));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode AdoptDM(Mat A)
+{
+  TypeData   *d = Data(A);
+  DM          dm;
+  MatType     dmtype;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetDM(A, &dm));
+  if (!dm) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DMGetMatType(dm, &dmtype));
+  if (!dmtype || root_name(*d->info, d->device) != dmtype) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
+  const std::string concrete = concrete_name(*d->info, size > 1 ? "mpi" : "seq", d->device);
+  PetscCall(PetscInfo(A, "DM matrix type %s becomes %s, so that DMDA interpolation is built in it\n", dmtype, concrete.c_str()));
+  PetscCall(DMSetMatType(dm, concrete.c_str()));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -100,7 +140,7 @@ PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, Forma
 
   PetscFunctionBegin;
   if (d->saved[kSetFromOptions]) PetscCall(d->call<PetscErrorCode (*)(Mat, OptionItems)>(kSetFromOptions, A, PetscOptionsObject));
-  PetscCall(ReadFormatOptions(A, *d->info, proto, PetscOptionsObject, changed));
+  PetscCall(ReadFormatOptions(A, *d->info, d->device, proto, PetscOptionsObject, changed));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

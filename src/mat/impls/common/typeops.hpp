@@ -13,9 +13,8 @@ namespace gpumats {
 
 using OpFn = void (*)(void);
 
-enum OpIndex { kMult, kMultAdd, kAssemblyEnd, kDestroy, kDuplicate, kView, kSetFromOptions, kTranspose, kNumOps };
-constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT, MATOP_MULT_ADD,         MATOP_ASSEMBLY_END, MATOP_DESTROY,
-                                               MATOP_DUPLICATE, MATOP_VIEW, MATOP_SET_FROM_OPTIONS, MATOP_TRANSPOSE};
+enum OpIndex { kMult, kMultAdd, kAssemblyEnd, kDestroy, kDuplicate, kView, kSetFromOptions, kNumOps };
+constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT, MATOP_MULT_ADD, MATOP_ASSEMBLY_END, MATOP_DESTROY, MATOP_DUPLICATE, MATOP_VIEW, MATOP_SET_FROM_OPTIONS};
 
 // Base of the Seq and MPI per-matrix data (A->spptr).
 struct TypeData {
@@ -46,13 +45,12 @@ struct TypeData {
 
 inline TypeData *Data(Mat A) { return static_cast<TypeData *>(A->spptr); }
 
-// Names of the types a MatConvert into `target` may start from (AIJ, its CUDA subclass, ours).
-std::vector<std::string> convert_sources(const char *prefix);
+using ConvertFn = PetscErrorCode (*)(Mat, MatType, MatReuse, Mat *);
 
-// Installs d on A: saves and overrides the operations, wraps MatRetrieveValues, renames the type,
-// composes the converters, selects CUDA vectors for device types.
-PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ours[kNumOps], PetscErrorCode (*into)(Mat, MatType, MatReuse, Mat *),
-                           PetscErrorCode (*back)(Mat, MatType, MatReuse, Mat *));
+// Installs d on A: saves and overrides the operations, wraps MatRetrieveValues, gives A its
+// concrete type name, composes the converters into this type (`into`) and out of it (`back`),
+// selects CUDA vectors for device types.
+PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ours[kNumOps], ConvertFn into, ConvertFn back);
 // Undoes InstallType: A is a plain AIJ again and d is deleted.
 PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base);
 
@@ -70,40 +68,37 @@ PetscErrorCode StripToAIJ(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <class Kind, FormatInfo *F, bool D>
-PetscErrorCode ConvertInto(Mat A, MatType, MatReuse reuse, Mat *B)
+// MatConvert into one of our types. PETSc hands over the type name it was asked for (a root name
+// such as "cmrscuda" or a concrete one); the registry says which format and form that is.
+template <class Kind>
+PetscErrorCode ConvertInto(Mat A, MatType newtype, MatReuse reuse, Mat *B)
 {
-  Mat C = A;
+  bool              device = false;
+  const FormatInfo *f      = find_type(newtype, &device);
+  Mat               C      = A;
 
   PetscFunctionBegin;
+  PetscCheck(f, PetscObjectComm((PetscObject)A), PETSC_ERR_PLIB, "petsc-gpumats converter called for %s, which is not one of its types", newtype);
   if (reuse == MAT_REUSE_MATRIX) {
     PetscCall(MatCopy(A, *B, SAME_NONZERO_PATTERN));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &C));
   PetscErrorCode err = StripToAIJ<Kind>(C);
-  if (!err) err = Kind::FromAIJ(C, *F, D);
+  if (!err) err = Kind::FromAIJ(C, *f, device);
   if (err && C != A) PetscCall(MatDestroy(&C)); // a failed conversion leaves nothing behind
   PetscCall(err);
   *B = C;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// The converter into (format, device) for a kind, as a plain function pointer PETSc can compose.
-using IntoFn = PetscErrorCode (*)(Mat, MatType, MatReuse, Mat *);
+// MatConvert out of our types into AIJ (or an AIJ subclass of PETSc's, such as aijcusparse): our
+// data goes, the SeqAIJ/MPIAIJ underneath stays, and PETSc's own converter takes it from there.
 template <class Kind>
-IntoFn into_for(const FormatInfo &f, bool device)
+PetscErrorCode ConvertBack(Mat A, MatType newtype, MatReuse reuse, Mat *B)
 {
-  if (&f == &cmrs_info) return device ? ConvertInto<Kind, &cmrs_info, true> : ConvertInto<Kind, &cmrs_info, false>;
-  if (&f == &sellp_info) return device ? ConvertInto<Kind, &sellp_info, true> : ConvertInto<Kind, &sellp_info, false>;
-  if (&f == &auto_info) return ConvertInto<Kind, &auto_info, true>; // a GPU type only
-  return device ? ConvertInto<Kind, &bellpack_info, true> : ConvertInto<Kind, &bellpack_info, false>;
-}
-
-template <class Kind>
-PetscErrorCode ConvertBack(Mat A, MatType, MatReuse reuse, Mat *B)
-{
-  Mat C = A;
+  Mat       C = A;
+  PetscBool plain;
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
@@ -112,18 +107,18 @@ PetscErrorCode ConvertBack(Mat A, MatType, MatReuse reuse, Mat *B)
   }
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &C));
   PetscCall(Kind::ToAIJ(C));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)C, &plain, newtype, Kind::base, ""));
+  if (!plain && std::string(newtype) != "aij") PetscCall(MatConvert(C, newtype, MAT_INPLACE_MATRIX, &C));
   *B = C;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <class Kind, FormatInfo *F, bool D>
-PetscErrorCode CreateType(Mat A)
-{
-  PetscFunctionBegin;
-  PetscCall(MatSetType(A, Kind::base));
-  PetscCall(Kind::FromAIJ(A, *F, D));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+// DMDA builds its interpolation matrices in the DM's matrix type only when that name starts with
+// aij, seqaij or mpiaij (dainterp.c), and as plain host AIJ otherwise, which would put every level
+// transfer of PCMG on the host. When A was created by a DM whose matrix type is one of our root
+// names, the DM is given A's concrete name (seqaij.../mpiaij...: same format, same form), so its
+// later matrices, its coarsened and refined copies and their interpolations are all of our type.
+PetscErrorCode AdoptDM(Mat A);
 
 // Reads the format's options when the user calls MatSetFromOptions, chaining to AIJ's first.
 PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, FormatOperator &proto, PetscBool *changed);

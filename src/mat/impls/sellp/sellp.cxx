@@ -108,10 +108,10 @@ struct SellpTraits {
 
 } // namespace
 
-FormatInfo sellp_info = {"sellp", "SELL-P", make_operator<SellpTraits>, 0, 0};
+FormatInfo sellp_info = {"sellp", "padsell", "SELL-P", true, true, make_operator<SellpTraits>, 0, 0};
 #else
 // complex scalars: the types are registered and refuse to be created (CheckSupported)
-FormatInfo sellp_info = {"sellp", "SELL-P", nullptr, 0, 0};
+FormatInfo sellp_info = {"sellp", "padsell", "SELL-P", true, true, nullptr, 0, 0};
 #endif
 
 } // namespace gpumats
