@@ -98,7 +98,7 @@ fi
 # --- 2. PETSc-level tests -------------------------------------------------------------------
 if ! skipped petsc; then
   for np in 1 2 4; do
-    for prog in test_mult test_convert test_update test_ksp test_io; do
+    for prog in test_types test_mult test_convert test_update test_ksp test_io; do
       run_checks "$prog np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP"
     done
   done

@@ -135,12 +135,16 @@ int main(int argc, char **argv)
 #endif
       for (PetscInt t = 0; t < types.ntypes; t++) {
         Mat       B, C, Baij;
-        MatType   got;
-        PetscBool same;
+        MatType     got;
+        PetscBool   same;
+        PetscMPIInt size;
+        char        expect[64];
         /* load straight into the type */
         PetscCall(Load(PETSC_COMM_WORLD, src, formats[f], types.types[t], "A", &B));
         PetscCall(MatGetType(B, &got));
-        PetscCall(PetscStrendswith(got, types.types[t], &same));
+        PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+        PetscCall(ConcreteName(types.types[t], size, expect, sizeof(expect)));
+        PetscCall(PetscStrcmp(got, expect, &same));
         PetscCall(PetscSNPrintf(name, sizeof(name), "load-%s-type/%s/%s", ext, types.types[t], mats[m]));
         PetscCall(Check(PETSC_COMM_WORLD, same, name, got));
         PetscCall(MatConvert(B, MATAIJ, MAT_INITIAL_MATRIX, &Baij));

@@ -33,6 +33,7 @@ static PetscErrorCode CheckPrefixes(MPI_Comm comm, const char *concrete, const c
   PetscCall(PetscSNPrintf(name, sizeof(name), "aij-prefix/%s", concrete));
   PetscCall(Check(comm, starts, name, "does not start with the AIJ base name, so PETSc's AIJ checks (GAMG, MatSolverTypeGet, DMDA) refuse it"));
   for (int k = 0; k < np; k++) {
+    if (!petsc[k]) continue;
     PetscCall(PetscStrcmp(petsc[k], base, &eq));
     if (eq || Ours(petsc[k], n, seq, mpi)) continue;
     PetscCall(PetscStrbeginswith(concrete, petsc[k], &starts));
