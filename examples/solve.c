@@ -23,8 +23,8 @@
                             HDF5 in PETSc's MATLAB -v7.3 sparse layout; anything else PETSc binary
 .  -f_name <A>            - name of the matrix (the HDF5 group) in an HDF5 file
 .  -types <list>          - comma-separated Mat types, default aij,cmrs,sellp,bellpack; "all" adds
-                            aijcusparse,cmrscuda,sellpcuda,bellpackcuda. The first type that runs is the
-                            reference of the speedup column
+                            aijcusparse,cmrscuda,sellpcuda,bellpackcuda,autocuda. The first type that runs
+                            is the reference of the speedup column
 .  -mult_reps <50>        - timed MatMult() calls per type (after 2 untimed ones)
 .  -csv <file>            - also write the table as CSV (rank 0 writes)
 -  -ksp_rtol <1e-8>       - and every other KSP/PC option; the defaults are KSPCG with PCJACOBI
@@ -616,7 +616,8 @@ static PetscErrorCode WriteCSV(MPI_Comm comm, const char *path, const char *prob
 int main(int argc, char **argv)
 {
   static const char *const problems[] = {"poisson3d", "poisson2d"};
-  static const char *const all_types[] = {"aij", "cmrs", "sellp", "bellpack", "aijcusparse", "cmrscuda", "sellpcuda", "bellpackcuda"};
+  static const char *const all_types[] = {"aij", "cmrs", "sellp", "bellpack", "aijcusparse", "cmrscuda", "sellpcuda", "bellpackcuda", "autocuda"};
+  const PetscInt           nall = (PetscInt)(sizeof(all_types) / sizeof(all_types[0])), ndefault = 4; /* the host types come first */
   MPI_Comm                 comm;
   char                     file[PETSC_MAX_PATH_LEN] = "", name[256] = "A", csv[PETSC_MAX_PATH_LEN] = "", label[PETSC_MAX_PATH_LEN + 64];
   char                    *types[MAX_TYPES];
@@ -664,11 +665,11 @@ int main(int argc, char **argv)
     if (all) {
       PetscCall(PetscFree(types[0]));
       ntypes = 0;
-      for (t = 0; t < 8; t++) PetscCall(PetscStrallocpy(all_types[t], &types[ntypes++]));
+      for (t = 0; t < nall; t++) PetscCall(PetscStrallocpy(all_types[t], &types[ntypes++]));
     }
   }
   if (!ntypes)
-    for (t = 0; t < 4; t++) PetscCall(PetscStrallocpy(all_types[t], &types[ntypes++]));
+    for (t = 0; t < ndefault; t++) PetscCall(PetscStrallocpy(all_types[t], &types[ntypes++]));
 
   /* the source matrix A */
   if (load) {
