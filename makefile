@@ -71,7 +71,7 @@ EXAMPLE_LIBS := -L$(LIBDIR) -Wl,-rpath,$(abspath $(LIBDIR)) -lpetscgpumats $(PET
 
 examples: lib $(BINDIR)/solve
 
-$(BINDIR)/solve: examples/solve.c include/petscgpumats.h $(LIB)
+$(BINDIR)/solve: examples/solve.c examples/mmread.h include/petscgpumats.h $(LIB)
 	@mkdir -p $(BINDIR)
 	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< $(EXAMPLE_LIBS) -lm
 
@@ -86,7 +86,7 @@ BENCH_LIBS := $(EXAMPLE_LIBS) -L$(CUDA_DIR)/lib64 -Wl,-rpath,$(CUDA_DIR)/lib64 -
 bench: lib $(BINDIR)/bench
 	$(BINDIR)/bench $(BENCH_ARGS)
 
-$(OBJDIR)/bench.o: examples/bench.cu include/petscgpumats.h
+$(OBJDIR)/bench.o: examples/bench.cu examples/mmread.h include/petscgpumats.h
 	@test -n "$(NVCC)" || { echo "petsc-gpumats: the benchmark needs nvcc (none at CUDA_DIR=$(CUDA_DIR))"; exit 1; }
 	@mkdir -p $(dir $@)
 	$(NVCC) $(BENCH_NVCCFLAGS) -c $< -o $@

@@ -128,6 +128,8 @@ static char help[] = "petsc-gpumats MatMult benchmark on one GPU: one matrix, se
   #define PETSC_INT_MAX PETSC_MAX_INT
 #endif
 
+#include "mmread.h"
+
 /* PETSc's PetscCallCUDA/PetscCallCUSPARSE exist only in CUDA builds of recent PETSc: our own, which
    turn a failed call into a PETSc error naming the call (so that a type or baseline that fails is
    reported, under PetscReturnErrorHandler, instead of aborting the run). */
@@ -347,118 +349,45 @@ static PetscErrorCode BuildCSR(const Gen &g, PetscInt n, const char *what, HostC
 }
 
 /* ----------------------------------------------------------------------------------------------
-   Matrix Market: read into COO, then counting sort by row, sort each row by column, sum duplicates.
+   Matrix Market: read into COO by examples/mmread.h, then counting sort by row, sort each row by
+   column, sum duplicates.
    ---------------------------------------------------------------------------------------------- */
-
-/* One line without its end of line into buf; false at end of file. Longer lines are cut (and
-   their rest skipped): entries are short, only comments can be long. */
-static bool ReadLine(FILE *fp, char *buf, size_t size)
-{
-  if (!fgets(buf, (int)size, fp)) return false;
-  size_t l = strlen(buf);
-  if (l && buf[l - 1] != '\n' && !feof(fp)) {
-    int c;
-    while ((c = fgetc(fp)) != EOF && c != '\n') { }
-  }
-  while (l && (buf[l - 1] == '\n' || buf[l - 1] == '\r')) buf[--l] = 0;
-  return true;
-}
-
-static bool Blank(const char *s)
-{
-  while (isspace((unsigned char)*s)) s++;
-  return *s == 0 || *s == '%';
-}
 
 static PetscErrorCode ReadMatrixMarket(const char *file, HostCSR *csr)
 {
-  FILE                *fp = fopen(file, "r");
-  char                 line[4096], w[5][64];
-  long long            M, N, nz, ln = 1;
-  bool                 pattern, integer, symmetric, skew;
-  std::vector<int32_t> ri, ci;
-  std::vector<double>  v;
+  MMData mm = {file, 0, 0, 0, nullptr, nullptr, nullptr};
 
   PetscFunctionBeginUser;
-  PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot open Matrix Market file %s: %s", file, strerror(errno));
-  PetscCheck(ReadLine(fp, line, sizeof(line)), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Matrix Market file %s is empty", file);
-  {
-    const int nw = sscanf(line, "%63s %63s %63s %63s %63s", w[0], w[1], w[2], w[3], w[4]);
-    for (int q = 0; q < nw; q++)
-      for (char *c = w[q]; *c; c++) *c = (char)tolower((unsigned char)*c);
-    PetscCheck(nw == 5 && !strcmp(w[0], "%%matrixmarket") && !strcmp(w[1], "matrix") && !strcmp(w[2], "coordinate"), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED,
-               "Matrix Market file %s, line 1: expected \"%%%%MatrixMarket matrix coordinate <real|integer|pattern> <general|symmetric|skew-symmetric>\"", file);
-    pattern   = !strcmp(w[3], "pattern");
-    integer   = !strcmp(w[3], "integer");
-    symmetric = !strcmp(w[4], "symmetric");
-    skew      = !strcmp(w[4], "skew-symmetric");
-    PetscCheck(pattern || integer || !strcmp(w[3], "real"), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Matrix Market file %s, line 1: field \"%s\" is not supported (real, integer, pattern)", file, w[3]);
-    PetscCheck(symmetric || skew || !strcmp(w[4], "general"), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED,
-               "Matrix Market file %s, line 1: symmetry \"%s\" is not supported (general, symmetric, skew-symmetric)", file, w[4]);
-  }
-  do {
-    ln++;
-    PetscCheck(ReadLine(fp, line, sizeof(line)), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Matrix Market file %s ends before its size line", file);
-  } while (Blank(line));
-  PetscCheck(sscanf(line, "%lld %lld %lld", &M, &N, &nz) == 3 && M > 0 && N > 0 && nz >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED,
-             "Matrix Market file %s, line %lld: expected \"<rows> <columns> <entries>\"", file, ln);
-  PetscCheck(M == N, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix Market file %s holds a %lld x %lld matrix; the benchmark needs a square one", file, M, N);
-  PetscCall(CheckIndexRange((double)M, (double)((symmetric || skew) ? 2 * nz : nz), file));
-  ri.reserve((size_t)((symmetric || skew) ? 2 * nz : nz));
-  ci.reserve(ri.capacity());
-  v.reserve(ri.capacity());
-  for (long long k = 0; k < nz;) {
-    char     *s, *e;
-    long long r, c;
-    double    val = 1.0;
+  PetscCall(MMRead(&mm));
+  PetscCheck(mm.M == mm.N, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Matrix Market file %s holds a %" PetscInt_FMT " x %" PetscInt_FMT " matrix; the benchmark needs a square one", file,
+             mm.M, mm.N);
+  PetscCall(CheckIndexRange((double)mm.M, (double)mm.n, file));
 
-    ln++;
-    PetscCheck(ReadLine(fp, line, sizeof(line)), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Matrix Market file %s ends after %lld of its %lld entries", file, k, nz);
-    if (Blank(line)) continue;
-    s = line;
-    r = strtoll(s, &e, 10);
-    bool ok = e != s;
-    s       = e;
-    c       = strtoll(s, &e, 10);
-    ok      = ok && e != s;
-    s       = e;
-    if (ok && !pattern) {
-      val = integer ? (double)strtoll(s, &e, 10) : strtod(s, &e);
-      ok  = e != s;
-    }
-    PetscCheck(ok && r >= 1 && r <= M && c >= 1 && c <= N && std::isfinite(val), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED,
-               "Matrix Market file %s, line %lld: bad entry \"%.60s\" (1-based indices within %lld x %lld, finite value)", file, ln, line, M, N);
-    ri.push_back((int32_t)(r - 1)), ci.push_back((int32_t)(c - 1)), v.push_back(val);
-    if ((symmetric || skew) && r != c) ri.push_back((int32_t)(c - 1)), ci.push_back((int32_t)(r - 1)), v.push_back(skew ? -val : val);
-    k++;
-  }
-  fclose(fp);
-
-  /* COO -> CSR */
-  const size_t          ne = ri.size();
+  const PetscInt        M  = mm.M;
+  const size_t          ne = (size_t)mm.n;
   std::vector<PetscInt> start((size_t)M + 1, 0), order(ne);
-  for (size_t k = 0; k < ne; k++) start[(size_t)ri[k] + 1]++;
-  for (long long r = 0; r < M; r++) start[(size_t)r + 1] += start[(size_t)r];
+  for (size_t k = 0; k < ne; k++) start[(size_t)mm.i[k] + 1]++;
+  for (PetscInt r = 0; r < M; r++) start[(size_t)r + 1] += start[(size_t)r];
   {
     std::vector<PetscInt> next(start.begin(), start.end() - 1);
-    for (size_t k = 0; k < ne; k++) order[(size_t)next[(size_t)ri[k]]++] = (PetscInt)k;
+    for (size_t k = 0; k < ne; k++) order[(size_t)next[(size_t)mm.i[k]]++] = (PetscInt)k;
   }
-  std::vector<int32_t>().swap(ri);
-  csr->n = (PetscInt)M;
+  csr->n = M;
   PetscCall(PetscMalloc1(M + 1, &csr->i));
   PetscCall(PetscMalloc1(ne, &csr->j));
   PetscCall(PetscMalloc1(ne, &csr->a));
   csr->i[0] = 0;
   PetscInt out = 0;
-  for (long long r = 0; r < M; r++) {
+  for (PetscInt r = 0; r < M; r++) {
     PetscInt *b = order.data() + start[(size_t)r], *e = order.data() + start[(size_t)r + 1];
-    std::sort(b, e, [&](PetscInt p, PetscInt q) { return ci[(size_t)p] < ci[(size_t)q]; });
+    std::sort(b, e, [&](PetscInt p, PetscInt q) { return mm.j[p] < mm.j[q]; });
     for (PetscInt *p = b; p < e; p++) {
-      if (out > csr->i[r] && csr->j[out - 1] == ci[(size_t)*p]) csr->a[out - 1] += v[(size_t)*p]; /* duplicate: summed */
-      else csr->j[out] = ci[(size_t)*p], csr->a[out++] = v[(size_t)*p];
+      if (out > csr->i[r] && csr->j[out - 1] == mm.j[*p]) csr->a[out - 1] += mm.v[*p]; /* duplicate: summed */
+      else csr->j[out] = mm.j[*p], csr->a[out++] = mm.v[*p];
     }
     csr->i[r + 1] = out;
   }
+  PetscCall(MMFree(&mm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -23,8 +23,8 @@
                             HDF5 in PETSc's MATLAB -v7.3 sparse layout; anything else PETSc binary
 .  -f_name <A>            - name of the matrix (the HDF5 group) in an HDF5 file
 .  -types <list>          - comma-separated Mat types, default aij,cmrs,sellp,bellpack; "all" adds
-                            aijcusparse,cmrscuda,sellpcuda,bellpackcuda. The first type that runs is the
-                            reference of the speedup column
+                            aijcusparse,cmrscuda,sellpcuda,bellpackcuda,autocuda. The first type that runs
+                            is the reference of the speedup column
 .  -mult_reps <50>        - timed MatMult() calls per type (after 2 untimed ones)
 .  -csv <file>            - also write the table as CSV (rank 0 writes)
 -  -ksp_rtol <1e-8>       - and every other KSP/PC option; the defaults are KSPCG with PCJACOBI
@@ -81,12 +81,8 @@ static char help[] = "petsc-gpumats solve driver: converts one AIJ matrix to eac
   #include <petscviewerhdf5.h>
 #endif
 
-#include <ctype.h>
 #include <errno.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* PETSc before 3.19 returned a plain 0 for success; PETSC_INT_MAX replaced PETSC_MAX_INT later */
@@ -97,9 +93,10 @@ static char help[] = "petsc-gpumats solve driver: converts one AIJ matrix to eac
   #define PETSC_INT_MAX PETSC_MAX_INT
 #endif
 
+#include "mmread.h"
+
 #define MAX_TYPES 32
 #define MSG_LEN   1024
-#define MM_LINE   4096 /* longest Matrix Market line accepted (longer comment lines are skipped) */
 
 typedef struct {
   char               type[64];
@@ -150,18 +147,6 @@ static PetscErrorCode RunOnRankZero(MPI_Comm comm, PetscErrorCode (*fn)(void *),
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Copy of s fit for an error message: at most 60 characters, non-printable ones shown as '?'. */
-static const char *Shown(const char *s)
-{
-  static char buf[64];
-  size_t      k;
-
-  for (k = 0; s[k] && k < 60; k++) buf[k] = isprint((unsigned char)s[k]) ? s[k] : '?';
-  buf[k] = 0;
-  if (s[k] && k == 60) strcpy(buf + 57, "...");
-  return buf;
-}
-
 /* ----------------------------------------------------------------------------------------------
    The generated problems
    ---------------------------------------------------------------------------------------------- */
@@ -206,180 +191,10 @@ static PetscErrorCode CreatePoisson(MPI_Comm comm, PetscInt dim, PetscInt n, Mat
    skew-symmetric storage expanded), then MatSetPreallocationCOO/MatSetValuesCOO distribute it.
    ---------------------------------------------------------------------------------------------- */
 
-typedef struct {
-  const char  *file;
-  PetscInt     M, N;
-  PetscCount   n; /* stored entries */
-  PetscInt    *i, *j;
-  PetscScalar *v;
-} MMData;
-
-/* Next line of fp into buf without its end of line; *eof at end of file, *toolong if the line did not
-   fit in buf (its rest is skipped). */
-static PetscErrorCode MMReadLine(FILE *fp, const char *file, PetscInt64 lineno, char *buf, size_t size, PetscBool *eof, PetscBool *toolong)
+static PetscErrorCode MMReadCtx(void *ctx)
 {
-  size_t l;
-
   PetscFunctionBeginUser;
-  *eof = *toolong = PETSC_FALSE;
-  errno           = 0;
-  if (!fgets(buf, (int)size, fp)) {
-    PetscCheck(!ferror(fp), PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "Matrix Market file %s: cannot read line %" PetscInt64_FMT ": %s", file, lineno, strerror(errno));
-    *eof = PETSC_TRUE;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  l = strlen(buf);
-  if (l && buf[l - 1] == '\n') buf[--l] = 0;
-  else if (!feof(fp)) {
-    int c;
-
-    *toolong = PETSC_TRUE;
-    while ((c = fgetc(fp)) != EOF && c != '\n') { }
-  }
-  if (l && buf[l - 1] == '\r') buf[--l] = 0;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscBool MMSkippable(const char *s)
-{
-  while (isspace((unsigned char)*s)) s++;
-  return (*s == 0 || *s == '%') ? PETSC_TRUE : PETSC_FALSE;
-}
-
-/* Parsers for one whitespace-separated number at *s; advance *s past it, or return false */
-static PetscBool MMInt(char **s, PetscInt64 *v)
-{
-  char     *e;
-  long long x;
-
-  errno = 0;
-  x     = strtoll(*s, &e, 10);
-  if (e == *s || errno == ERANGE || (*e && !isspace((unsigned char)*e))) return PETSC_FALSE;
-  *v = (PetscInt64)x, *s = e;
-  return PETSC_TRUE;
-}
-
-static PetscBool MMReal(char **s, double *v)
-{
-  char  *e;
-  double x;
-
-  errno = 0;
-  x     = strtod(*s, &e);
-  if (e == *s || errno == ERANGE || (*e && !isspace((unsigned char)*e))) return PETSC_FALSE;
-  *v = x, *s = e;
-  return PETSC_TRUE;
-}
-
-static PetscBool MMAtEnd(const char *s)
-{
-  while (isspace((unsigned char)*s)) s++;
-  return *s ? PETSC_FALSE : PETSC_TRUE;
-}
-
-/* The text of a parse error (formatted on failure only, by MMCheck) */
-static const char *MMText(const char *fmt, ...) PETSC_ATTRIBUTE_FORMAT(1, 2);
-static const char *MMText(const char *fmt, ...)
-{
-  static char buf[MSG_LEN];
-  va_list     ap;
-
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  return buf;
-}
-
-/* Fails with "Matrix Market file <file>, line <ln>: <message>" */
-#define MMCheck(cond, ln, ...) \
-  PetscCheck(cond, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Matrix Market file %s, line %" PetscInt64_FMT ": %s", file, (PetscInt64)(ln), MMText(__VA_ARGS__))
-
-static PetscErrorCode MMRead(void *ctx)
-{
-  MMData     *mm   = (MMData *)ctx;
-  const char *file = mm->file;
-  FILE       *fp;
-  char        line[MM_LINE], w[5][64];
-  PetscInt64  ln = 1, sizeline, M, N, nnz, k = 0;
-  PetscBool   eof, toolong, pattern, integer, symmetric, skew;
-  PetscCount  n = 0;
-  int         nw, q;
-
-  PetscFunctionBeginUser;
-  fp = fopen(file, "r");
-  PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot open Matrix Market file %s: %s", file, strerror(errno));
-
-  /* line 1: %%MatrixMarket matrix coordinate <field> <symmetry> (case-insensitive) */
-  PetscCall(MMReadLine(fp, file, ln, line, sizeof(line), &eof, &toolong));
-  PetscCheck(!eof, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Matrix Market file %s is empty (expected the header \"%%%%MatrixMarket matrix coordinate ...\" on line 1)", file);
-  nw = sscanf(line, "%63s %63s %63s %63s %63s", w[0], w[1], w[2], w[3], w[4]);
-  for (q = 0; q < nw; q++) PetscCall(PetscStrtolower(w[q]));
-  MMCheck(nw >= 1 && !strcmp(w[0], "%%matrixmarket"), ln, "bad header \"%s\" (expected \"%%%%MatrixMarket matrix coordinate <real|integer|pattern> <general|symmetric|skew-symmetric>\")", Shown(line));
-  MMCheck(nw == 5, ln, "incomplete header \"%s\" (expected %%%%MatrixMarket matrix coordinate <field> <symmetry>)", Shown(line));
-  MMCheck(!strcmp(w[1], "matrix"), ln, "object \"%s\" is not supported (only \"matrix\")", Shown(w[1]));
-  MMCheck(strcmp(w[2], "array"), ln, "dense \"array\" storage is not supported (only sparse \"coordinate\")");
-  MMCheck(!strcmp(w[2], "coordinate"), ln, "unknown storage \"%s\" (expected \"coordinate\")", Shown(w[2]));
-  MMCheck(strcmp(w[3], "complex"), ln, "complex matrices are not supported (only real, integer and pattern)");
-  MMCheck(!strcmp(w[3], "real") || !strcmp(w[3], "integer") || !strcmp(w[3], "pattern"), ln, "unknown field \"%s\" (expected real, integer or pattern)", Shown(w[3]));
-  MMCheck(strcmp(w[4], "hermitian"), ln, "hermitian matrices are not supported (only general, symmetric and skew-symmetric)");
-  MMCheck(!strcmp(w[4], "general") || !strcmp(w[4], "symmetric") || !strcmp(w[4], "skew-symmetric"), ln, "unknown symmetry \"%s\" (expected general, symmetric or skew-symmetric)", Shown(w[4]));
-  pattern   = strcmp(w[3], "pattern") ? PETSC_FALSE : PETSC_TRUE;
-  integer   = strcmp(w[3], "integer") ? PETSC_FALSE : PETSC_TRUE;
-  symmetric = strcmp(w[4], "symmetric") ? PETSC_FALSE : PETSC_TRUE;
-  skew      = strcmp(w[4], "skew-symmetric") ? PETSC_FALSE : PETSC_TRUE;
-
-  /* comments, then the size line: <rows> <columns> <entries> */
-  do {
-    PetscCall(MMReadLine(fp, file, ++ln, line, sizeof(line), &eof, &toolong));
-    MMCheck(!eof, ln - 1, "the file ends before the size line \"<rows> <columns> <entries>\"");
-  } while (MMSkippable(line));
-  sizeline = ln;
-  {
-    char *s = line;
-
-    MMCheck(!toolong && MMInt(&s, &M) && MMInt(&s, &N) && MMInt(&s, &nnz) && MMAtEnd(s), ln, "expected the size line \"<rows> <columns> <entries>\", found \"%s\"", Shown(line));
-  }
-  MMCheck(M > 0 && N > 0 && nnz >= 0, ln, "invalid sizes %" PetscInt64_FMT " x %" PetscInt64_FMT " with %" PetscInt64_FMT " entries", M, N, nnz);
-  MMCheck(M <= PETSC_INT_MAX && N <= PETSC_INT_MAX, ln, "%" PetscInt64_FMT " x %" PetscInt64_FMT " is too large for %d-bit PetscInt", M, N, (int)(8 * sizeof(PetscInt)));
-  MMCheck(nnz <= M * N, ln, "%" PetscInt64_FMT " entries announced, but a %" PetscInt64_FMT " x %" PetscInt64_FMT " matrix has at most %" PetscInt64_FMT, nnz, M, N, M * N);
-  MMCheck(!(symmetric || skew) || M == N, ln, "a %s matrix must be square, not %" PetscInt64_FMT " x %" PetscInt64_FMT, w[4], M, N);
-  mm->M = (PetscInt)M, mm->N = (PetscInt)N;
-  mm->n = (PetscCount)((symmetric || skew) ? 2 * nnz : nnz); /* room for the mirrored entries */
-  PetscCall(PetscMalloc3(mm->n, &mm->i, mm->n, &mm->j, mm->n, &mm->v));
-
-  /* the entries: <row> <column> [<value>], 1-based; blank and comment lines are skipped */
-  while (k < nnz) {
-    PetscInt64 r, c, iv;
-    double     val = 1.0;
-    char      *s   = line;
-    PetscBool  ok;
-
-    PetscCall(MMReadLine(fp, file, ++ln, line, sizeof(line), &eof, &toolong));
-    MMCheck(!eof, ln - 1, "the file ends after %" PetscInt64_FMT " of the %" PetscInt64_FMT " entries announced on line %" PetscInt64_FMT, k, nnz, sizeline);
-    if (MMSkippable(line)) continue;
-    MMCheck(!toolong, ln, "line too long for an entry");
-    ok = MMInt(&s, &r) && MMInt(&s, &c) ? PETSC_TRUE : PETSC_FALSE;
-    if (ok && integer) {
-      ok  = MMInt(&s, &iv);
-      val = ok ? (double)iv : 0.0;
-    } else if (ok && !pattern) ok = MMReal(&s, &val);
-    MMCheck(ok && MMAtEnd(s), ln, "expected \"<row> <column>%s\", found \"%s\"", pattern ? "" : (integer ? " <integer value>" : " <value>"), Shown(line));
-    MMCheck(isfinite(val), ln, "value is not a finite number: \"%s\"", Shown(line));
-    MMCheck(r >= 1 && r <= M, ln, "row index %" PetscInt64_FMT " is out of range 1..%" PetscInt64_FMT, r, M);
-    MMCheck(c >= 1 && c <= N, ln, "column index %" PetscInt64_FMT " is out of range 1..%" PetscInt64_FMT, c, N);
-    MMCheck(!skew || r != c, ln, "a skew-symmetric matrix stores no diagonal entries, found (%" PetscInt64_FMT ",%" PetscInt64_FMT ")", r, c);
-    mm->i[n] = (PetscInt)(r - 1), mm->j[n] = (PetscInt)(c - 1), mm->v[n++] = (PetscScalar)val;
-    if ((symmetric || skew) && r != c) mm->i[n] = (PetscInt)(c - 1), mm->j[n] = (PetscInt)(r - 1), mm->v[n++] = (PetscScalar)(skew ? -val : val);
-    k++;
-  }
-  mm->n = n;
-  /* only blank lines and comments may follow */
-  for (;;) {
-    PetscCall(MMReadLine(fp, file, ++ln, line, sizeof(line), &eof, &toolong));
-    if (eof) break;
-    MMCheck(MMSkippable(line), ln, "more entries than the %" PetscInt64_FMT " announced on line %" PetscInt64_FMT, nnz, sizeline);
-  }
-  PetscCheck(!fclose(fp), PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "Matrix Market file %s: error closing: %s", file, strerror(errno));
+  PetscCall(MMRead((MMData *)ctx));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -391,7 +206,7 @@ static PetscErrorCode LoadMatrixMarket(MPI_Comm comm, const char *file, Mat *A)
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCall(RunOnRankZero(comm, MMRead, &mm));
+  PetscCall(RunOnRankZero(comm, MMReadCtx, &mm)); /* the reader: examples/mmread.h */
   sizes[0] = mm.M, sizes[1] = mm.N;
   PetscCallMPI(MPI_Bcast(sizes, 2, MPIU_INT, 0, comm));
   PetscCall(MatCreate(comm, A));
@@ -400,7 +215,7 @@ static PetscErrorCode LoadMatrixMarket(MPI_Comm comm, const char *file, Mat *A)
   /* rank 0 holds every entry; the COO assembly sends each to its owner and sums duplicates */
   PetscCall(MatSetPreallocationCOO(*A, rank ? 0 : mm.n, mm.i, mm.j));
   PetscCall(MatSetValuesCOO(*A, mm.v, INSERT_VALUES));
-  PetscCall(PetscFree3(mm.i, mm.j, mm.v));
+  PetscCall(MMFree(&mm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -801,7 +616,8 @@ static PetscErrorCode WriteCSV(MPI_Comm comm, const char *path, const char *prob
 int main(int argc, char **argv)
 {
   static const char *const problems[] = {"poisson3d", "poisson2d"};
-  static const char *const all_types[] = {"aij", "cmrs", "sellp", "bellpack", "aijcusparse", "cmrscuda", "sellpcuda", "bellpackcuda"};
+  static const char *const all_types[] = {"aij", "cmrs", "sellp", "bellpack", "aijcusparse", "cmrscuda", "sellpcuda", "bellpackcuda", "autocuda"};
+  const PetscInt           nall = (PetscInt)(sizeof(all_types) / sizeof(all_types[0])), ndefault = 4; /* the host types come first */
   MPI_Comm                 comm;
   char                     file[PETSC_MAX_PATH_LEN] = "", name[256] = "A", csv[PETSC_MAX_PATH_LEN] = "", label[PETSC_MAX_PATH_LEN + 64];
   char                    *types[MAX_TYPES];
@@ -849,11 +665,11 @@ int main(int argc, char **argv)
     if (all) {
       PetscCall(PetscFree(types[0]));
       ntypes = 0;
-      for (t = 0; t < 8; t++) PetscCall(PetscStrallocpy(all_types[t], &types[ntypes++]));
+      for (t = 0; t < nall; t++) PetscCall(PetscStrallocpy(all_types[t], &types[ntypes++]));
     }
   }
   if (!ntypes)
-    for (t = 0; t < 4; t++) PetscCall(PetscStrallocpy(all_types[t], &types[ntypes++]));
+    for (t = 0; t < ndefault; t++) PetscCall(PetscStrallocpy(all_types[t], &types[ntypes++]));
 
   /* the source matrix A */
   if (load) {

@@ -2,15 +2,30 @@
 #include "device.hpp"
 #include "check.cuh"
 
+#include <dlfcn.h>
+
 namespace gpumats {
 namespace cuda {
+
+namespace {
+// Without the driver library the runtime answers "CUDA driver version is insufficient", which
+// sends people looking for a driver upgrade on a machine that has no driver at all. The runtime
+// finds the driver by this name, so a failed dlopen of it is the runtime's own failure.
+bool driver_installed()
+{
+  void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!lib) return false;
+  dlclose(lib);
+  return true;
+}
+} // namespace
 
 int device_count(std::string *why)
 {
   int         n   = 0;
   cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess) {
-    if (why) *why = cudaGetErrorString(err);
+    if (why) *why = driver_installed() ? cudaGetErrorString(err) : "no NVIDIA driver found: libcuda.so.1 is not installed on this machine";
     cudaGetLastError(); // clear the sticky "no device" state so later queries start clean
     return 0;
   }
