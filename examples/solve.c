@@ -616,8 +616,10 @@ static PetscErrorCode WriteCSV(MPI_Comm comm, const char *path, const char *prob
 int main(int argc, char **argv)
 {
   static const char *const problems[] = {"poisson3d", "poisson2d"};
-  static const char *const all_types[] = {"aij", "cmrs", "sellp", "bellpack", "aijcusparse", "cmrscuda", "sellpcuda", "bellpackcuda", "autocuda"};
-  const PetscInt           nall = (PetscInt)(sizeof(all_types) / sizeof(all_types[0])), ndefault = 4; /* the host types come first */
+  const char              *all_types[MAX_TYPES];
+  PetscInt                 nall = 0, ndefault = 0; /* the host types come first */
+  const char *const       *ours;
+  PetscInt                 nours;
   MPI_Comm                 comm;
   char                     file[PETSC_MAX_PATH_LEN] = "", name[256] = "A", csv[PETSC_MAX_PATH_LEN] = "", label[PETSC_MAX_PATH_LEN + 64];
   char                    *types[MAX_TYPES];
@@ -639,6 +641,22 @@ int main(int argc, char **argv)
   PetscCall(PetscGpuMatsInitialize());
   comm = PETSC_COMM_WORLD;
   PetscCallMPI(MPI_Comm_size(comm, &size));
+  /* aij, our host types, aijcusparse, our GPU types: from the library's registry */
+  PetscCall(PetscGpuMatsGetTypes(&nours, &ours, NULL, NULL));
+  PetscCheck(nours + 2 <= MAX_TYPES, comm, PETSC_ERR_PLIB, "more types than the driver holds");
+  all_types[nall++] = MATAIJ;
+  for (t = 0; t < nours; t++) {
+    PetscBool gpu;
+    PetscCall(PetscStrendswith(ours[t], "cuda", &gpu));
+    if (!gpu) all_types[nall++] = ours[t];
+  }
+  ndefault              = nall;
+  all_types[nall++] = "aijcusparse";
+  for (t = 0; t < nours; t++) {
+    PetscBool gpu;
+    PetscCall(PetscStrendswith(ours[t], "cuda", &gpu));
+    if (gpu) all_types[nall++] = ours[t];
+  }
 
   PetscOptionsBegin(comm, NULL, "petsc-gpumats solve driver", NULL);
   PetscCall(PetscOptionsEList("-problem", "Generated matrix", "solve.c", problems, 2, problems[iproblem], &iproblem, NULL));

@@ -202,7 +202,7 @@ if ! skipped options; then
     printf '' >"$TMP/empty.mtx"
     printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n4 1 2.0\n' >"$TMP/range.mtx"
     printf '%%%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1.0\n2 2 2.0\n' >"$TMP/short.mtx"
-    printf '%%%%MatrixMarket matrix array complex general\n2 2\n1 0\n' >"$TMP/complex.mtx"
+    printf '%%%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1.0 0.0\n' >"$TMP/complex.mtx"
     printf 'hello world\n' >"$TMP/header.mtx"
     printf 'not hdf5 at all\n' >"$TMP/fake.h5"
     head -c 100 "$TMP/io-poisson2d.bin" >"$TMP/truncated.bin" 2>/dev/null || printf '\x00\x12\x7b\x50\x00' >"$TMP/truncated.bin"
@@ -211,7 +211,7 @@ if ! skipped options; then
     expect_error "bad-file/mtx-header" "header.mtx" "$BIN/solve" -f "$TMP/header.mtx" -types aij
     expect_error "bad-file/mtx-out-of-range" "range.mtx" "$BIN/solve" -f "$TMP/range.mtx" -types aij
     expect_error "bad-file/mtx-too-few-entries" "short.mtx" "$BIN/solve" -f "$TMP/short.mtx" -types aij
-    expect_error "bad-file/mtx-complex" "complex" "$BIN/solve" -f "$TMP/complex.mtx" -types aij
+    expect_error "bad-file/mtx-complex" "complex matrices are not supported" "$BIN/solve" -f "$TMP/complex.mtx" -types aij
     expect_error "bad-file/not-hdf5" "fake.h5" "$BIN/solve" -f "$TMP/fake.h5" -types aij
     expect_error "bad-file/truncated-binary" "ERROR" "$BIN/solve" -f "$TMP/truncated.bin" -types aij
   else
@@ -221,10 +221,14 @@ if ! skipped options; then
   # *cuda types where no GPU can serve them: a clear error, never a crash
   if ! nvidia-smi -L >/dev/null 2>&1; then
     for t in cmrscuda sellpcuda bellpackcuda autocuda; do
-      expect_error "no-gpu/$t" "GPU\|CUDA" "${EX2[@]}" -mat_type "$t"
+      if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then expect_error "no-gpu/$t" "needs an NVIDIA GPU" "${EX2[@]}" -mat_type "$t"
+      else expect_error "no-gpu/$t" "no NVIDIA driver found" "${EX2[@]}" -mat_type "$t"; fi
     done
   fi
 fi
+
+# --- the CUDA PETSc's download path (config/build-petsc-cuda.sh --download-only; no build) ------
+if ! skipped download; then run_checks "download" bash tests/download.sh; fi
 
 # --- 5. the other PETSc builds of Debian: 64-bit indices, complex scalars ---------------------
 if ! skipped variants; then

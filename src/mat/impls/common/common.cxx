@@ -27,12 +27,12 @@ PetscErrorCode CheckSupported(Mat A, const FormatInfo &f, bool device)
   SETERRQ(comm, PETSC_ERR_SUP_SYS,
           "-mat_type %scuda needs the CUDA kernels, but this petsc-gpumats was built without CUDA (no nvcc at CUDA_DIR); rebuild it with "
           "CUDA_DIR=/path/to/cuda, or use -mat_type %s for the host implementation",
-          f.name, f.name);
+          f.name, f.host ? f.name : host_type_list().c_str());
 #else
   std::string       why;
   const std::string host = f.host ? std::string(f.name) : host_type_list();
   PetscCheck(cuda::device_count(&why) > 0, comm, PETSC_ERR_SUP_SYS,
-             "-mat_type %scuda needs an NVIDIA GPU with a driver for this CUDA version, and none is usable here (CUDA reports: %s); run on a GPU "
+             "-mat_type %scuda needs an NVIDIA GPU with a driver for this CUDA version, and none is usable here: %s. Run on a GPU "
              "node, or use -mat_type %s for the host implementation",
              f.name, why.c_str(), host.c_str());
   PetscCall(SelectDevice(comm));
@@ -89,31 +89,33 @@ PetscErrorCode CurrentStream(void **stream)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, OptionItems PetscOptionsObject, PetscBool *changed)
+PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, OptionItems, PetscBool *changed)
 {
   PetscFunctionBegin;
   // -help lists these under the type's own heading and manual page (MATSELLPCUDA, ...)
   std::string man = "MAT" + root_name(f, device);
   for (char &c : man) c = char(std::toupper((unsigned char)c));
-  const std::string head = std::string(f.title) + (device ? " (CUDA)" : " (host)") + " options for " + ((PetscObject)A)->type_name;
+  const std::string head = std::string(f.title) + (device ? " (CUDA)" : " (host)") + " options for matrix type " + root_name(f, device) + " (" + ((PetscObject)A)->type_name + ")";
   const char *loads[] = {"stream", "cached"};
   PetscInt    l       = op.stream_loads ? 0 : 1;
   PetscBool   set;
-  PetscOptionsHeadBegin(PetscOptionsObject, head.c_str());
-  PetscCall(op.set_from_options(PetscOptionsObject, PetscObjectComm((PetscObject)A), changed));
-  PetscCall(PetscOptionsEList("-mat_gpumats_loads", "GPU loads of the matrix arrays: stream (evict-first, the caches keep x) or cached", man.c_str(), loads, 2,
-                              loads[l], &l, &set));
+  // a block of our own, so that -help shows these under the type's heading rather than inside
+  // AIJ's, whose MatSetFromOptions ours chains to
   const char *orders[] = {"none", "rcm"};
   PetscInt    o        = op.reorder_rcm ? 1 : 0;
   PetscBool   set_o;
+  PetscInt    K = op.long_rows;
+  PetscBool   set_k;
+  PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, head.c_str(), "Mat");
+  PetscCall(op.set_from_options(PetscOptionsObject, PetscObjectComm((PetscObject)A), changed));
+  PetscCall(PetscOptionsEList("-mat_gpumats_loads", "GPU loads of the matrix arrays: stream (evict-first, the caches keep x) or cached", man.c_str(), loads, 2,
+                              loads[l], &l, &set));
   PetscCall(PetscOptionsEList("-mat_gpumats_reorder", "Renumber the rows and columns of the (diagonal) block for the GPU copy: none, or rcm (reverse Cuthill-McKee)",
                               man.c_str(), orders, 2, orders[o], &o, &set_o));
-  PetscInt  K = op.long_rows;
-  PetscBool set_k;
   PetscCall(PetscOptionsInt("-mat_gpumats_long_rows",
                             "Rows longer than this keep that many entries in the format and the rest in a warp-per-row tail (0: never split; -1: chosen per matrix)",
                             man.c_str(), K, &K, &set_k));
-  PetscOptionsHeadEnd();
+  PetscOptionsEnd();
   PetscCheck(K >= -1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_gpumats_long_rows %" PetscInt_FMT " is invalid: use a row length >= 1, 0 (never split rows) or -1 (chosen per matrix)", K);
   if (set_k && K != op.long_rows) {
