@@ -119,7 +119,7 @@ bellpack-model: $(BINDIR)/bellpack-model
 	python3 config/tuning/bellpack_fit.py config/tuning/bellpack-h200.csv > src/mat/impls/bellpack/model.hpp
 
 TEST_C := $(wildcard tests/petsc/test_*.c)
-TEST_BIN := $(patsubst tests/petsc/%.c,$(BINDIR)/%,$(TEST_C)) $(BINDIR)/test_formats
+TEST_BIN := $(patsubst tests/petsc/%.c,$(BINDIR)/%,$(TEST_C)) $(BINDIR)/test_formats $(BINDIR)/test_transforms
 
 # PETSc's own tutorials, compiled unmodified from the PETSc that builds us and loaded with
 # -dll_append: real clients that never heard of this library.
@@ -137,6 +137,10 @@ $(BINDIR)/test_%: tests/petsc/test_%.c tests/petsc/check.h tests/petsc/testmats.
 	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< $(EXAMPLE_LIBS) -lm
 
 $(BINDIR)/test_formats: tests/core/test_formats.cpp $(wildcard tests/common/*.hpp src/mat/impls/*/*.hpp src/mat/impls/common/core/*.hpp)
+	@mkdir -p $(BINDIR)
+	g++ -std=c++17 -O2 -Wall -o $@ $<
+
+$(BINDIR)/test_transforms: tests/core/test_transforms.cpp $(wildcard tests/common/*.hpp src/mat/impls/common/core/*.hpp)
 	@mkdir -p $(BINDIR)
 	g++ -std=c++17 -O2 -Wall -o $@ $<
 

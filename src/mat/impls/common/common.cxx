@@ -155,30 +155,6 @@ static PetscErrorCode RcmOrder(Mat block, std::vector<std::int32_t> &order)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// B = A in the order `order` (row i of B is row order[i] of A, column j of B is column order[j]),
-// rows kept sorted by column.
-struct PermutedCsr {
-  std::vector<PetscInt>    ptr, col;
-  std::vector<PetscScalar> val;
-};
-static void Permute(const CsrIn &A, const std::vector<std::int32_t> &order, PermutedCsr &B)
-{
-  const std::int64_t        m = A.nrows;
-  std::vector<std::int32_t> inverse(m);
-  for (std::int64_t i = 0; i < m; ++i) inverse[order[i]] = std::int32_t(i);
-  B.ptr.assign(m + 1, 0);
-  for (std::int64_t i = 0; i < m; ++i) B.ptr[i + 1] = B.ptr[i] + (A.row_end(order[i]) - A.row_begin(order[i]));
-  B.col.resize(B.ptr[m]);
-  B.val.resize(B.ptr[m]);
-  std::vector<std::pair<PetscInt, PetscScalar>> row;
-  for (std::int64_t i = 0; i < m; ++i) {
-    row.clear();
-    for (std::int64_t k = A.row_begin(order[i]); k < A.row_end(order[i]); ++k) row.emplace_back(inverse[A.col_ind[k]], A.val[k]);
-    std::sort(row.begin(), row.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
-    for (std::size_t k = 0; k < row.size(); ++k) B.col[B.ptr[i] + k] = row[k].first, B.val[B.ptr[i] + k] = row[k].second;
-  }
-}
-
 std::string FormatOperator::glue_notes() const
 {
   std::string s = !order.empty() ? ", rows and columns in RCM order" : (reorder_rcm ? ", RCM requested" : "");
@@ -188,54 +164,7 @@ std::string FormatOperator::glue_notes() const
   return s;
 }
 
-Footprint FormatOperator::total_footprint() const
-{
-  Footprint f = footprint();
-  f.nnz += tail.nnz();
-  f.stored += tail.nnz();
-  f.index_bytes += 4 * (tail.nnz() + 2 * std::int64_t(tail.rows.size()) + (tail.split_at ? 1 : 0));
-  f.value_bytes += std::int64_t(sizeof(Scalar)) * tail.nnz();
-  return f;
-}
-
-// Where -mat_gpumats_long_rows cuts the rows of A: the user's length, or per matrix (-1): only
-// when the longest row is far beyond the mean (longer than 16 mu + 64: never a stencil or a block
-// matrix), at the longer of a warp's 32 entries and 4 mu rounded up to a power of two. 0: no cut.
-// autocuda cuts only when told: it weighs the long rows itself and may keep cuSPARSE CSR, which
-// balances them (powerlaw on the H200: cuSPARSE 79 us, split SELL-P 95 us).
-static std::int64_t SplitAt(PetscInt long_rows, const CsrIn &A, bool only_when_told)
-{
-  if (long_rows == 0 || (long_rows < 0 && only_when_told) || !A.nrows || A.ncols > std::numeric_limits<std::int32_t>::max()) return 0;
-  const std::int64_t longest = longest_row(A);
-  if (long_rows > 0) return longest > long_rows ? long_rows : 0;
-  const double mu = double(A.nnz()) / double(A.nrows);
-  if (double(longest) <= 16 * mu + 64) return 0;
-  std::int64_t K = 32;
-  while (double(K) < 4 * mu) K *= 2;
-  return longest > K ? K : 0;
-}
-
-// H = the first K entries of every row of A; the rest of the longer rows into op's tail.
-static void Split(const CsrIn &A, std::int64_t K, PermutedCsr &H, FormatOperator::Tail &T)
-{
-  const std::int64_t m = A.nrows;
-  H.ptr.assign(m + 1, 0);
-  T           = FormatOperator::Tail{};
-  T.split_at  = K;
-  for (std::int64_t i = 0; i < m; ++i) {
-    const std::int64_t b = A.row_begin(i), e = A.row_end(i), cut = std::min(e, b + K);
-    H.ptr[i + 1] = H.ptr[i] + (cut - b);
-    if (e > cut) {
-      T.rows.push_back(std::int32_t(i));
-      for (std::int64_t k = cut; k < e; ++k) T.col.push_back(std::int32_t(A.col_ind[k])), T.val.push_back(A.val[k]);
-      T.ptr.push_back(checked_offset(std::int64_t(T.col.size()), "long-row tail"));
-    }
-  }
-  H.col.resize(H.ptr[m]);
-  H.val.resize(H.ptr[m]);
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t k = 0; k < H.ptr[i + 1] - H.ptr[i]; ++k) H.col[H.ptr[i] + k] = A.col_ind[A.row_begin(i) + k], H.val[H.ptr[i] + k] = A.val[A.row_begin(i) + k];
-}
+Footprint FormatOperator::total_footprint() const { return footprint().add_part(gpumats::footprint(tail)); }
 
 PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal)
 {
@@ -243,7 +172,7 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   const PetscScalar *aa;
   PetscInt           m, n;
   PetscBool          done;
-  PermutedCsr        P, H;
+  Csr<PetscScalar, PetscInt> P, H; // the block in RCM order, the head of its rows after a split
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(f.convert_event, block, 0, 0, 0));
@@ -262,13 +191,13 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   PetscErrorCode err = guarded(PETSC_COMM_SELF, device ? "converting to the GPU format" : "converting to the host format", [&] {
     CsrIn B = A; // the block in the copy's row order
     if (reorder) {
-      Permute(A, op.order, P);
-      B = CsrIn{m, n, P.ptr.data(), P.col.data(), P.val.data()};
+      P = permute<PetscInt>(A, op.order);
+      B = P.view();
     }
-    const std::int64_t K = diagonal ? SplitAt(op.long_rows, B, !f.split_long_rows) : 0;
+    const std::int64_t K = diagonal ? choose_split(op.long_rows, B, !f.split_long_rows) : 0;
     if (K) {
-      Split(B, K, H, op.tail);
-      op.build(CsrIn{m, n, H.ptr.data(), H.col.data(), H.val.data()}, block_size, device);
+      split_rows<PetscInt>(B, K, H, op.tail);
+      op.build(H.view(), block_size, device);
 #if GPUMATS_HAVE_CUDA
       if (device) {
         op.tail.dev_rows = cuda::upload(op.tail.rows.data(), op.tail.rows.size());

@@ -8,6 +8,7 @@
 #include <petsc/private/matimpl.h>
 
 #include "core/csr.hpp"
+#include "core/transform.hpp"
 #include "registry.hpp"
 #if GPUMATS_HAVE_CUDA
   #include "cuda/device.hpp"
@@ -59,14 +60,10 @@ public:
   // format and the rest in a tail (a CSR of those rows only, one warp per row), so that a few very
   // long rows do not serialise a thread or a warp of the format. -1: chosen per matrix; 0: never.
   PetscInt long_rows = -1;
-  struct Tail {
-    std::int64_t              split_at = 0;        // 0: no tail
-    std::vector<std::int32_t> rows, ptr{0}, col; // rows of the copy, offsets, columns
-    std::vector<Scalar>       val;
+  struct Tail : RowTail<Scalar> { // the core's split (core/transform.hpp) and its device copy
 #if GPUMATS_HAVE_CUDA
     cuda::Buffer dev_rows, dev_ptr, dev_col, dev_val;
 #endif
-    std::int64_t nnz() const { return std::int64_t(col.size()); }
   } tail;
   // what the glue adds to the format (RCM order, long-row tail), for parameters()
   std::string glue_notes() const;
