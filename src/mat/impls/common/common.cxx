@@ -131,27 +131,32 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// The RCM order of a square block from PETSc's MatGetOrdering (new position -> original row).
-// MatGetOrdering insists on an assembled matrix, and a block is converted from inside its own
-// MatAssemblyEnd, before PETSc marks it assembled: the flag is raised for the call only.
-static PetscErrorCode RcmOrder(Mat block, std::vector<std::int32_t> &order)
+// The RCM order of a square block from PETSc's MatGetOrdering (new position -> original row),
+// computed on a SeqAIJ that wraps the block's own CSR arrays (MatCreateSeqAIJWithArrays: no copy,
+// assembled by construction). The block itself cannot be asked: it is converted from inside its
+// own MatAssemblyEnd, before PETSc marks it assembled, and MatGetOrdering takes assembled
+// matrices only. The wrapper is ordered row by row, as the copy stores the rows: its inodes (found
+// when it was assembled) are switched off, and a second assembly drops them, as PETSc lets a user
+// change MAT_USE_INODES between assemblies.
+static PetscErrorCode RcmOrder(PetscInt m, const PetscInt *ia, const PetscInt *ja, const PetscScalar *aa, std::vector<std::int32_t> &order)
 {
+  Mat             graph;
   IS              rperm, cperm;
   const PetscInt *p;
-  PetscInt        m;
-  const PetscBool assembled = block->assembled;
 
   PetscFunctionBegin;
-  PetscCall(MatGetLocalSize(block, &m, nullptr));
-  block->assembled   = PETSC_TRUE;
-  PetscErrorCode err = MatGetOrdering(block, MATORDERINGRCM, &rperm, &cperm);
-  block->assembled   = assembled;
-  PetscCall(err);
+  // the wrapper takes non-const arrays; it neither frees them nor changes their values
+  PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, m, m, const_cast<PetscInt *>(ia), const_cast<PetscInt *>(ja), const_cast<PetscScalar *>(aa), &graph));
+  PetscCall(MatSetOption(graph, MAT_USE_INODES, PETSC_FALSE));
+  PetscCall(MatAssemblyBegin(graph, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(graph, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatGetOrdering(graph, MATORDERINGRCM, &rperm, &cperm));
   PetscCall(ISGetIndices(rperm, &p));
   order.assign(p, p + m);
   PetscCall(ISRestoreIndices(rperm, &p));
   PetscCall(ISDestroy(&rperm));
   PetscCall(ISDestroy(&cperm));
+  PetscCall(MatDestroy(&graph));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -183,12 +188,12 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   const bool reorder = op.reorder_rcm && diagonal && m == n && m > 0;
   PetscCheck(!reorder || m <= (PetscInt)std::numeric_limits<std::int32_t>::max(), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_gpumats_reorder rcm: a block of %" PetscInt_FMT " rows exceeds the 32-bit row order; use more MPI ranks or no reordering", m);
-  if (reorder) PetscCall(RcmOrder(block, op.order));
   PetscCall(MatGetRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ did not return the CSR of a SeqAIJ block");
   PetscCall(MatSeqAIJGetArrayRead(block, &aa));
   const CsrIn    A{m, n, ia, ja, aa};
-  PetscErrorCode err = guarded(PETSC_COMM_SELF, device ? "converting to the GPU format" : "converting to the host format", [&] {
+  PetscErrorCode err = reorder ? RcmOrder(m, ia, ja, aa, op.order) : PETSC_SUCCESS;
+  if (!err) err = guarded(PETSC_COMM_SELF, device ? "converting to the GPU format" : "converting to the host format", [&] {
     CsrIn B = A; // the block in the copy's row order
     if (reorder) {
       P = permute<PetscInt>(A, op.order);
