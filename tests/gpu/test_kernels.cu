@@ -71,8 +71,8 @@ bool check_spmv(cuda::Operator<V> &op, const Csr<V> &A, bool exact_padding, std:
     for (const Case &c : {Case{"y=Ax", 1, 0, false}, Case{"y=aAx+by", 2.5, -0.5, false}, Case{"z=y+Ax", 1, 1, true}}) {
       std::vector<V> out0(std::size_t(A.nrows), std::numeric_limits<V>::quiet_NaN());
       if (!c.separate_out && c.beta != 0) out0 = y0;
-      DeviceArray<V>     din(y0), dout(out0);
-      cuda::Epilogue<V>  ep{V(c.alpha), V(c.beta), c.separate_out ? din.p : dout.p, dout.p};
+      DeviceArray<V> din(y0), dout(out0);
+      Epilogue<V>    ep{V(c.alpha), V(c.beta), c.separate_out ? din.p : dout.p, dout.p};
       op.spmv(dx.p, ep, nullptr);
       cudaError_t err = cudaDeviceSynchronize();
       if (err != cudaSuccess) return why = std::string("kernel failed: ") + cudaGetErrorString(err), false;
@@ -85,7 +85,7 @@ bool check_spmv(cuda::Operator<V> &op, const Csr<V> &A, bool exact_padding, std:
     std::vector<V> xi = x;
     xi[std::size_t(A.ncols / 2)] = std::numeric_limits<V>::infinity();
     DeviceArray<V> dxi(xi), dout(std::vector<V>(std::size_t(A.nrows)));
-    op.spmv(dxi.p, cuda::Epilogue<V>{V(1), V(0), nullptr, dout.p}, nullptr);
+    op.spmv(dxi.p, Epilogue<V>{V(1), V(0), nullptr, dout.p}, nullptr);
     cudaDeviceSynchronize();
     testmat::reference_spmv(A, xi, 1, 0, y0, ref, mag);
     if (!testmat::close(A, dout.get(), ref, mag, why)) return why = "Inf in x leaks through padding: " + why, false;
@@ -240,9 +240,9 @@ void gather_and_dense()
   std::vector<double> in(n);
   for (std::int64_t i = 0; i < n; ++i) in[i] = 3.0 * double(i);
   DeviceArray<double> din(in), dnan(std::vector<double>(n, std::numeric_limits<double>::quiet_NaN()));
-  cuda::gather_epilogue(cuda::Epilogue<double>{2, -1, din.p, dy.p}, dx.p, didx.p, n, nullptr);
-  cuda::gather_epilogue(cuda::Epilogue<double>{2, -1, din.p, din.p}, dx.p, didx.p, n, nullptr);
-  cuda::gather_epilogue(cuda::Epilogue<double>{2, 0, dnan.p, dnan.p}, dx.p, didx.p, n, nullptr);
+  cuda::gather_epilogue(Epilogue<double>{2, -1, din.p, dy.p}, dx.p, didx.p, n, nullptr);
+  cuda::gather_epilogue(Epilogue<double>{2, -1, din.p, din.p}, dx.p, didx.p, n, nullptr);
+  cuda::gather_epilogue(Epilogue<double>{2, 0, dnan.p, dnan.p}, dx.p, didx.p, n, nullptr);
   cudaDeviceSynchronize();
   const std::vector<double> y2 = dy.get(), y3 = din.get(), y4 = dnan.get();
   ok = true;
@@ -275,7 +275,7 @@ void gather_and_dense()
     for (std::int64_t k = 0; k < 5; ++k)
       for (std::int64_t i = 0; i < 32; ++i) ok2 = ok2 && H.block_col[H.part_ptr[q] + k * 32 + i] == (q * 32 + i < 77 ? k : bellpack::kPadBlock);
   DeviceArray<double> xs(std::vector<double>(10, 1.0)), ys(std::vector<double>(231, std::numeric_limits<double>::quiet_NaN()));
-  D->spmv(xs.p, cuda::Epilogue<double>{1, 0, nullptr, ys.p}, nullptr);
+  D->spmv(xs.p, Epilogue<double>{1, 0, nullptr, ys.p}, nullptr);
   cudaDeviceSynchronize();
   for (double v : ys.get()) ok2 = ok2 && v == 0;
   check::record(ok2, "bellpack/dense-model-matrix");

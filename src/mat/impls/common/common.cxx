@@ -318,7 +318,7 @@ PetscErrorCode ApplyOperator(const FormatInfo &f, const FormatOperator &op, bool
 #if GPUMATS_HAVE_CUDA
     PetscCall(PetscLogGpuTimeBegin());
     PetscCall(guarded(PETSC_COMM_SELF, "running the SpMV kernel", [&] {
-      const cuda::Epilogue<Scalar> ep{alpha, beta, in, out};
+      const Epilogue<Scalar> ep{alpha, beta, in, out};
       const auto                  &T    = op.tail;
       auto                         tail = [&](const Scalar *xt, Scalar *yt, Scalar a) {
         if (T.split_at)
@@ -332,7 +332,7 @@ PetscErrorCode ApplyOperator(const FormatInfo &f, const FormatOperator &op, bool
         const std::int64_t n  = std::int64_t(op.order.size());
         Scalar *const      yc = op.dev_y.as<Scalar>();
         cuda::gather(op.dev_x.as<Scalar>(), x, op.dev_order.as<std::int32_t>(), n, stream);
-        op.mult_device(op.dev_x.as<Scalar>(), cuda::Epilogue<Scalar>{1, 0, nullptr, yc}, stream);
+        op.mult_device(op.dev_x.as<Scalar>(), Epilogue<Scalar>{1, 0, nullptr, yc}, stream);
         tail(op.dev_x.as<Scalar>(), yc, Scalar(1));
         cuda::gather_epilogue(ep, yc, op.dev_inverse.as<std::int32_t>(), n, stream);
       }

@@ -81,7 +81,7 @@ public:
   virtual void clear()                                                 = 0;
   virtual void mult_host(const Scalar *x, const Epilogue<Scalar> &ep) const = 0;
 #if GPUMATS_HAVE_CUDA
-  virtual void mult_device(const Scalar *x, const cuda::Epilogue<Scalar> &ep, void *stream) const = 0;
+  virtual void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const = 0;
 #endif
   // bytes one product would move with this format and these parameters, from the CSR's structure
   // (exact where cheap, sampled otherwise): the input of autocuda's model

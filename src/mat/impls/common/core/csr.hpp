@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-// Small helpers of the core that the CUDA kernels call too (packing and unpacking of indices).
+// Small helpers of the core that the CUDA kernels call too (packing and unpacking of indices, the
+// epilogue): __host__ __device__ under nvcc, plain functions for every other compiler.
 #if defined(__CUDACC__)
   #define GPUMATS_HD __host__ __device__
 #else
@@ -79,15 +80,16 @@ inline std::int64_t csr_bytes(std::int64_t rows, std::int64_t nnz, std::int64_t 
   return nnz * (value_size + 4) + 4 * (rows + 1);
 }
 
-// The one epilogue of every SpMV: out[i] = alpha*(A x)[i] + beta*in[i]. beta == 0 never reads
-// in[] (it may hold garbage or NaN, as y does before y = A x); in may alias out.
+// The one epilogue of every SpMV, the host references' and the CUDA kernels' alike (on the GPU, in
+// and out are device arrays): out[i] = alpha*(A x)[i] + beta*in[i]. beta == 0 never reads in[] (it
+// may hold garbage or NaN, as y does before y = A x); in may alias out.
 template <class V>
 struct Epilogue {
   V        alpha = 1, beta = 0;
   const V *in    = nullptr;
   V       *out   = nullptr;
 
-  void apply(std::int64_t i, V acc) const
+  GPUMATS_HD void apply(std::int64_t i, V acc) const
   {
     V r = alpha * acc;
     if (beta != V(0)) r += beta * in[i];
