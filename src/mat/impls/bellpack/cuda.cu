@@ -236,6 +236,8 @@ std::unique_ptr<cuda::Operator<V>> dense_on_device(std::int64_t block_rows, int 
   cuda::synchronize(nullptr);
   D->footprint.rows = D->nrows, D->footprint.cols = D->ncols;
   D->footprint.nnz = D->footprint.stored = slots * rc;
+  D->footprint.index_bytes               = 4 * (slots + block_rows + np + 1);
+  D->footprint.value_bytes               = std::int64_t(sizeof(V)) * slots * rc;
   return D;
 }
 
