@@ -57,13 +57,23 @@ $(LIB): $(GLUE_OBJ) $(CUDA_OBJ)
 	@mkdir -p $(LIBDIR)
 	$(CXX) -shared -o $@ $^ $(CUDA_LDFLAGS) $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib
 
-$(OBJDIR)/%.o: src/%.cxx $(wildcard include/*.h src/mat/impls/*/*.hpp src/mat/impls/common/*/*.hpp) makefile
-	@mkdir -p $(dir $@)
-	$(CXX) $(GPUMATS_CXXFLAGS) -c $< -o $@
+# Every object depends on the headers its compiler actually read (-MMD: a .d file beside the
+# object), not on every header of the tree, so touching one format's header recompiles that
+# format's files only. An object without its .d file (a fresh tree, or one built before the .d
+# files existed) is always rebuilt: the empty rule for the .d files makes a missing one count as new.
+DEPFLAGS = -MMD -MP -MF $(@:.o=.d)
+DEP_FILES := $(patsubst %.o,%.d,$(GLUE_OBJ) $(CUDA_OBJ))
 
-$(OBJDIR)/%.o: src/%.cu $(wildcard src/mat/impls/*/*.hpp src/mat/impls/common/*/*.hpp src/mat/impls/common/*/*.cuh)
+$(OBJDIR)/%.o: src/%.cxx $(OBJDIR)/%.d makefile
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(CXX) $(GPUMATS_CXXFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(OBJDIR)/%.o: src/%.cu $(OBJDIR)/%.d
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(DEP_FILES):
+-include $(wildcard $(DEP_FILES))
 
 # ---- examples and tests -------------------------------------------------------------
 EXAMPLE_CFLAGS := $(CC_FLAGS) -O2 -Wall -Iinclude $(PETSC_CC_INCLUDES)
@@ -109,7 +119,7 @@ bellpack-model: $(BINDIR)/bellpack-model
 	python3 config/tuning/bellpack_fit.py config/tuning/bellpack-h200.csv > src/mat/impls/bellpack/model.hpp
 
 TEST_C := $(wildcard tests/petsc/test_*.c)
-TEST_BIN := $(patsubst tests/petsc/%.c,$(BINDIR)/%,$(TEST_C)) $(BINDIR)/test_formats
+TEST_BIN := $(patsubst tests/petsc/%.c,$(BINDIR)/%,$(TEST_C)) $(BINDIR)/test_formats $(BINDIR)/test_transforms
 
 # PETSc's own tutorials, compiled unmodified from the PETSc that builds us and loaded with
 # -dll_append: real clients that never heard of this library.
@@ -127,6 +137,10 @@ $(BINDIR)/test_%: tests/petsc/test_%.c tests/petsc/check.h tests/petsc/testmats.
 	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< $(EXAMPLE_LIBS) -lm
 
 $(BINDIR)/test_formats: tests/core/test_formats.cpp $(wildcard tests/common/*.hpp src/mat/impls/*/*.hpp src/mat/impls/common/core/*.hpp)
+	@mkdir -p $(BINDIR)
+	g++ -std=c++17 -O2 -Wall -o $@ $<
+
+$(BINDIR)/test_transforms: tests/core/test_transforms.cpp $(wildcard tests/common/*.hpp src/mat/impls/common/core/*.hpp)
 	@mkdir -p $(BINDIR)
 	g++ -std=c++17 -O2 -Wall -o $@ $<
 

@@ -93,6 +93,7 @@ expect_output() {
 if ! skipped core; then
   echo "# format core"
   run_checks "core" "$BIN/test_formats"
+  run_checks "core transforms" "$BIN/test_transforms"
 fi
 
 # --- 2. PETSc-level tests -------------------------------------------------------------------

@@ -45,7 +45,7 @@ double time_dense(std::int64_t block_rows, int width, const bellpack::Params &p,
   auto        A = bellpack::dense_on_device<double>(block_rows, width, p);
   cuda::Buffer x(std::size_t(width) * p.c * sizeof(double)), y(std::size_t(block_rows) * p.r * sizeof(double));
   ok(cudaMemset(x.get(), 0, x.bytes()), "cudaMemset");
-  cuda::Epilogue<double> ep{1.0, 0.0, nullptr, y.as<double>()};
+  Epilogue<double> ep{1.0, 0.0, nullptr, y.as<double>()};
   for (int k = 0; k < kWarmup; ++k) A->spmv(x.as<double>(), ep, nullptr);
   ok(cudaEventRecord(ev[0]), "cudaEventRecord");
   for (int k = 0; k < kReps; ++k) A->spmv(x.as<double>(), ep, nullptr);

@@ -4,7 +4,9 @@
 //   - the host SpMV equals the CSR reference for y = A x (y holding NaN garbage before),
 //     y = alpha A x + beta y, and z = y + A x, within the rounding bound of any summation order;
 //   - padding never touches x: an Inf in x reaches only the rows that reference its column;
-//   - footprint counts are consistent;
+//   - footprint counts are consistent, and its bytes are exactly those of the arrays a product
+//     reads (what the device copy allocates; host-only bookkeeping such as CMRS's strip_nnz,
+//     SELL-P's row_len and BELLPACK's presence bits excluded);
 //   - BELLPACK's execution-time model grows with the work and picks a valid partition size;
 //   - bad parameters and matrices too wide for a packed index are refused with FormatError.
 #include "../../src/mat/impls/bellpack/host.hpp"
@@ -65,6 +67,8 @@ bool check_case(const Fmt &fmt, const Csr<V> &A, const P &p, bool exact_padding,
   }
   const Footprint f = fmt.footprint(M);
   if (f.nnz != A.nnz() || f.stored < f.nnz || f.rows != A.nrows || f.cols != A.ncols) return why = "inconsistent footprint", false;
+  if (f.total_bytes() != fmt.kernel_bytes(M))
+    return why = "footprint of " + std::to_string(f.total_bytes()) + " bytes, the arrays a product reads hold " + std::to_string(fmt.kernel_bytes(M)), false;
 
   const std::vector<V> x  = testmat::random_vector<V>(A.ncols, 99);
   const std::vector<V> y0 = testmat::random_vector<V>(A.nrows, 7);
@@ -125,7 +129,14 @@ struct FormatOps {
   std::function<Csr<V>(const M_ &)>             to_csr;
   std::function<void(const M_ &, const V *, const Epilogue<V> &)> spmv;
   std::function<Footprint(const M_ &)>                            footprint;
+  std::function<std::int64_t(const M_ &)>                         kernel_bytes; // sizes of the arrays SpMV reads
 };
+
+template <class T>
+std::int64_t bytes_of(const std::vector<T> &v)
+{
+  return std::int64_t(v.size() * sizeof(T));
+}
 
 template <class V>
 void run_all(const char *vname)
@@ -136,14 +147,20 @@ void run_all(const char *vname)
   using BM        = bellpack::Matrix<V>;
   FormatOps<CM, cmrs::Params, V> c{[](const Csr<V> &A, const cmrs::Params &p) { return cmrs::from_csr(A.view(), p); },
                                    [](const CM &M) { return cmrs::to_csr(M); }, [](const CM &M, const V *x, const Epilogue<V> &e) { cmrs::spmv(M, x, e); },
-                                   [](const CM &M) { return cmrs::footprint(M); }};
+                                   [](const CM &M) { return cmrs::footprint(M); },
+                                   [](const CM &M) { return bytes_of(M.strip_ptr) + bytes_of(M.col_ind) + bytes_of(M.val); }};
   FormatOps<SM, sellp::Params, V> s{[](const Csr<V> &A, const sellp::Params &p) { return sellp::from_csr(A.view(), p); },
                                     [](const SM &M) { return sellp::to_csr(M); }, [](const SM &M, const V *x, const Epilogue<V> &e) { sellp::spmv(M, x, e); },
-                                    [](const SM &M) { return sellp::footprint(M); }};
+                                    [](const SM &M) { return sellp::footprint(M); },
+                                    [](const SM &M) {
+                                      return bytes_of(M.slice_ptr) + bytes_of(M.col_ind) + bytes_of(M.col_delta) + bytes_of(M.col_base) + bytes_of(M.val) +
+                                             bytes_of(M.row_perm);
+                                    }};
   FormatOps<BM, bellpack::Params, V> b{[](const Csr<V> &A, const bellpack::Params &p) { return bellpack::from_csr(A.view(), p); },
                                        [](const BM &M) { return bellpack::to_csr(M); },
                                        [](const BM &M, const V *x, const Epilogue<V> &e) { bellpack::spmv(M, x, e); },
-                                       [](const BM &M) { return bellpack::footprint(M); }};
+                                       [](const BM &M) { return bellpack::footprint(M); },
+                                       [](const BM &M) { return bytes_of(M.part_ptr) + bytes_of(M.block_col) + bytes_of(M.val) + bytes_of(M.row_perm); }};
   run_format<V>("cmrs", c, cmrs_sweep(), mats, true, vname);
   run_format<V>("sellp", s, sellp_sweep(), mats, true, vname);
   // block fill multiplies x entries by explicit zeros, so an Inf in x may reach a neighbour row

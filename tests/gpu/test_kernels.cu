@@ -1,6 +1,8 @@
 // Device kernel tests: every format's CUDA kernel against the host reference, over the same
 // matrices and parameter sweeps as the core tests, in double and float:
 //   - conversion on the device (CMRS, SELL-P) gives the host's arrays exactly;
+//   - every device copy's footprint (what -mat_view prints, stored at build) counts exactly the
+//     device memory the copy holds, bytes(), but for the padding stated at each check;
 //   - SpMV of the device copy matches the long-double CSR reference within the rounding bound for
 //     y = A x (y prefilled with NaN), y = a A x + b y in place, and z = y + A x;
 //   - both load policies (streaming and default caching);
@@ -71,8 +73,8 @@ bool check_spmv(cuda::Operator<V> &op, const Csr<V> &A, bool exact_padding, std:
     for (const Case &c : {Case{"y=Ax", 1, 0, false}, Case{"y=aAx+by", 2.5, -0.5, false}, Case{"z=y+Ax", 1, 1, true}}) {
       std::vector<V> out0(std::size_t(A.nrows), std::numeric_limits<V>::quiet_NaN());
       if (!c.separate_out && c.beta != 0) out0 = y0;
-      DeviceArray<V>     din(y0), dout(out0);
-      cuda::Epilogue<V>  ep{V(c.alpha), V(c.beta), c.separate_out ? din.p : dout.p, dout.p};
+      DeviceArray<V> din(y0), dout(out0);
+      Epilogue<V>    ep{V(c.alpha), V(c.beta), c.separate_out ? din.p : dout.p, dout.p};
       op.spmv(dx.p, ep, nullptr);
       cudaError_t err = cudaDeviceSynchronize();
       if (err != cudaSuccess) return why = std::string("kernel failed: ") + cudaGetErrorString(err), false;
@@ -85,7 +87,7 @@ bool check_spmv(cuda::Operator<V> &op, const Csr<V> &A, bool exact_padding, std:
     std::vector<V> xi = x;
     xi[std::size_t(A.ncols / 2)] = std::numeric_limits<V>::infinity();
     DeviceArray<V> dxi(xi), dout(std::vector<V>(std::size_t(A.nrows)));
-    op.spmv(dxi.p, cuda::Epilogue<V>{V(1), V(0), nullptr, dout.p}, nullptr);
+    op.spmv(dxi.p, Epilogue<V>{V(1), V(0), nullptr, dout.p}, nullptr);
     cudaDeviceSynchronize();
     testmat::reference_spmv(A, xi, 1, 0, y0, ref, mag);
     if (!testmat::close(A, dout.get(), ref, mag, why)) return why = "Inf in x leaks through padding: " + why, false;
@@ -95,6 +97,19 @@ bool check_spmv(cuda::Operator<V> &op, const Csr<V> &A, bool exact_padding, std:
 
 using testmat::describe;
 
+// The footprint of a device copy against the memory it holds: footprint index_bytes + value_bytes
+// + `padding` == bytes(), where padding is what a builder allocates beyond the format on purpose
+// (stated by each caller; 0 for every non-empty matrix).
+template <class V>
+bool check_bytes(const cuda::Operator<V> &op, std::int64_t padding, const char *which, std::string &why)
+{
+  const std::int64_t fp = op.footprint.index_bytes + op.footprint.value_bytes, held = std::int64_t(op.bytes());
+  if (fp + padding == held) return true;
+  why = std::string(which) + ": footprint " + std::to_string(fp) + " bytes + " + std::to_string(padding) + " of padding, but the device copy holds " +
+        std::to_string(held);
+  return false;
+}
+
 template <class V>
 bool cmrs_case(const Csr<V> &A, const cmrs::Params &p, std::string &why)
 {
@@ -103,6 +118,8 @@ bool cmrs_case(const Csr<V> &A, const cmrs::Params &p, std::string &why)
   auto       conv = cmrs::build_on_device(A.view(), p);
   const auto D    = cmrs::download(*conv);
   if (D.strip_ptr != H.strip_ptr || D.col_ind != H.col_ind || !bits_equal(D.val, H.val)) return why = "device conversion differs from host", false;
+  // strip_ptr, col, val: exactly the footprint
+  if (!check_bytes(*up, 0, "uploaded", why) || !check_bytes(*conv, 0, "converted", why)) return false;
   if (!check_spmv(*up, A, true, why)) return why = "uploaded: " + why, false;
   return check_spmv(*conv, A, true, why);
 }
@@ -117,6 +134,9 @@ bool sellp_case(const Csr<V> &A, const sellp::Params &p, std::string &why)
   if (D.slice_ptr != H.slice_ptr || D.index16 != H.index16 || D.col_ind != H.col_ind || D.col_delta != H.col_delta || D.col_base != H.col_base ||
       !bits_equal(D.val, H.val) || D.row_perm != H.row_perm)
     return why = "device conversion differs from host", false;
+  // slice_ptr, col (32-bit, or 16-bit deltas with their bases), val and the sigma row order (the
+  // footprint counts it: the kernel reads it for every row): exactly the footprint
+  if (!check_bytes(*up, 0, "uploaded", why) || !check_bytes(*conv, 0, "converted", why)) return false;
   if (!check_spmv(*up, A, true, why)) return why = "uploaded: " + why, false;
   return check_spmv(*conv, A, true, why);
 }
@@ -130,6 +150,11 @@ bool bellpack_case(const Csr<V> &A, const bellpack::Params &p, std::string &why)
   const auto D    = bellpack::download(*conv);
   if (D.part_ptr != H.part_ptr || D.block_col != H.block_col || D.row_perm != H.row_perm || !bits_equal(D.val, H.val))
     return why = "device conversion differs from host", false;
+  // part_ptr, bcol, val and the block-row order: the footprint, but the device conversion never
+  // allocates an empty array (the kernel is handed real pointers): one int32 block column and one
+  // value when there are no slots, one int32 of block-row order when there are no block rows
+  const std::int64_t pad = (H.slots() ? 0 : std::int64_t(sizeof(std::int32_t) + sizeof(V))) + (H.block_rows ? 0 : std::int64_t(sizeof(std::int32_t)));
+  if (!check_bytes(*up, 0, "uploaded", why) || !check_bytes(*conv, pad, "converted", why)) return false;
   if (!check_spmv(*up, A, false, why)) return why = "uploaded: " + why, false;
   return check_spmv(*conv, A, false, why);
 }
@@ -146,7 +171,10 @@ void run_csr(const char *vname, const std::vector<testmat::Named> &mats)
     bool         ok = true;
     try {
       auto op = autosel::csr_to_device(A.view());
-      ok      = check_spmv(*op, A, true, why) && autosel::time_spmv(*op, A.nrows, A.ncols, 1, 2, nullptr) >= 0;
+      // row_ptr, col, val: the footprint, but an empty matrix still gets one column index and one
+      // value, as cuSPARSE is handed real pointers
+      const std::int64_t pad = A.nnz() ? 0 : std::int64_t(sizeof(std::int32_t) + sizeof(V));
+      ok = check_bytes(*op, pad, "cusparse", why) && check_spmv(*op, A, true, why) && autosel::time_spmv(*op, A.nrows, A.ncols, 1, 2, nullptr) >= 0;
     } catch (const std::exception &e) {
       ok  = false;
       why = e.what();
@@ -240,9 +268,9 @@ void gather_and_dense()
   std::vector<double> in(n);
   for (std::int64_t i = 0; i < n; ++i) in[i] = 3.0 * double(i);
   DeviceArray<double> din(in), dnan(std::vector<double>(n, std::numeric_limits<double>::quiet_NaN()));
-  cuda::gather_epilogue(cuda::Epilogue<double>{2, -1, din.p, dy.p}, dx.p, didx.p, n, nullptr);
-  cuda::gather_epilogue(cuda::Epilogue<double>{2, -1, din.p, din.p}, dx.p, didx.p, n, nullptr);
-  cuda::gather_epilogue(cuda::Epilogue<double>{2, 0, dnan.p, dnan.p}, dx.p, didx.p, n, nullptr);
+  cuda::gather_epilogue(Epilogue<double>{2, -1, din.p, dy.p}, dx.p, didx.p, n, nullptr);
+  cuda::gather_epilogue(Epilogue<double>{2, -1, din.p, din.p}, dx.p, didx.p, n, nullptr);
+  cuda::gather_epilogue(Epilogue<double>{2, 0, dnan.p, dnan.p}, dx.p, didx.p, n, nullptr);
   cudaDeviceSynchronize();
   const std::vector<double> y2 = dy.get(), y3 = din.get(), y4 = dnan.get();
   ok = true;
@@ -275,10 +303,12 @@ void gather_and_dense()
     for (std::int64_t k = 0; k < 5; ++k)
       for (std::int64_t i = 0; i < 32; ++i) ok2 = ok2 && H.block_col[H.part_ptr[q] + k * 32 + i] == (q * 32 + i < 77 ? k : bellpack::kPadBlock);
   DeviceArray<double> xs(std::vector<double>(10, 1.0)), ys(std::vector<double>(231, std::numeric_limits<double>::quiet_NaN()));
-  D->spmv(xs.p, cuda::Epilogue<double>{1, 0, nullptr, ys.p}, nullptr);
+  D->spmv(xs.p, Epilogue<double>{1, 0, nullptr, ys.p}, nullptr);
   cudaDeviceSynchronize();
   for (double v : ys.get()) ok2 = ok2 && v == 0;
-  check::record(ok2, "bellpack/dense-model-matrix");
+  std::string why2;
+  ok2 = ok2 && check_bytes(*D, 0, "dense", why2);
+  check::record(ok2, "bellpack/dense-model-matrix", why2);
   const int T = bellpack::resident_partitions<double>(bellpack::Params{3, 3, 128});
   check::record(T >= 1 && T <= 16, "bellpack/resident-partitions", "T = " + std::to_string(T) + " for 128 threads");
 }

@@ -44,7 +44,7 @@ public:
   }
 
   // out = alpha*A*x + beta*in: cuSPARSE updates y in place, so a separate `in` is copied to out first
-  void spmv(const V *x, const cuda::Epilogue<V> &ep, void *stream) const override
+  void spmv(const V *x, const Epilogue<V> &ep, void *stream) const override
   {
     if (!nrows) return;
     auto     st = static_cast<cudaStream_t>(stream);
@@ -113,7 +113,7 @@ double time_spmv(const cuda::Operator<V> &op, std::int64_t nrows, std::int64_t n
   auto   st = static_cast<cudaStream_t>(stream);
   Buffer x(std::max<std::int64_t>(ncols, 1) * sizeof(V)), y(std::max<std::int64_t>(nrows, 1) * sizeof(V));
   cuda::check(cudaMemsetAsync(x.get(), 0, x.bytes(), st), "cudaMemsetAsync"); // zeros: timing does not depend on the values
-  const cuda::Epilogue<V> ep{V(1), V(0), nullptr, y.as<V>()};
+  const Epilogue<V> ep{V(1), V(0), nullptr, y.as<V>()};
   for (int r = 0; r < warmup; ++r) op.spmv(x.as<V>(), ep, stream);
   cudaEvent_t start, stop;
   cuda::check(cudaEventCreate(&start), "cudaEventCreate");

@@ -18,7 +18,6 @@ namespace gpumats {
 namespace bellpack {
 
 using cuda::Buffer;
-using cuda::Epilogue;
 using cuda::LoadPolicy;
 
 namespace {
@@ -57,7 +56,7 @@ __global__ void spmv_kernel(std::int64_t block_rows, std::int64_t nrows, std::in
   const std::int64_t I = perm[pos];
 #pragma unroll
   for (int a = 0; a < BR; ++a)
-    if (I * BR + a < nrows) cuda::apply(ep, I * BR + a, acc[a]);
+    if (I * BR + a < nrows) ep.apply(I * BR + a, acc[a]);
 }
 
 // Calls f(kernel) with the SpMV kernel instantiated for block size r x c and load policy P; K
@@ -237,6 +236,8 @@ std::unique_ptr<cuda::Operator<V>> dense_on_device(std::int64_t block_rows, int 
   cuda::synchronize(nullptr);
   D->footprint.rows = D->nrows, D->footprint.cols = D->ncols;
   D->footprint.nnz = D->footprint.stored = slots * rc;
+  D->footprint.index_bytes               = 4 * (slots + block_rows + np + 1);
+  D->footprint.value_bytes               = std::int64_t(sizeof(V)) * slots * rc;
   return D;
 }
 

@@ -18,7 +18,6 @@ namespace gpumats {
 namespace cmrs {
 
 using cuda::Buffer;
-using cuda::Epilogue;
 using cuda::LoadPolicy;
 
 namespace {
@@ -55,7 +54,7 @@ __global__ __launch_bounds__(kBlock) void spmv_kernel(std::int64_t nstrips, std:
   const int     r     = lane >> shift;
   if ((lane & ((1 << shift) - 1)) == 0 && r < H) {
     const std::int64_t row = s * H + r;
-    if (row < nrows) cuda::apply(ep, row, sum);
+    if (row < nrows) ep.apply(row, sum);
   }
 }
 

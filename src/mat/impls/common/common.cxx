@@ -133,167 +133,194 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// The RCM order of a square block from PETSc's MatGetOrdering (new position -> original row).
-// MatGetOrdering insists on an assembled matrix, and a block is converted from inside its own
-// MatAssemblyEnd, before PETSc marks it assembled: the flag is raised for the call only.
-static PetscErrorCode RcmOrder(Mat block, std::vector<std::int32_t> &order)
+// The RCM order of a square block from PETSc's MatGetOrdering (new position -> original row),
+// computed on a SeqAIJ that wraps the block's own CSR arrays (MatCreateSeqAIJWithArrays: no copy,
+// assembled by construction). The block itself cannot be asked: it is converted from inside its
+// own MatAssemblyEnd, before PETSc marks it assembled, and MatGetOrdering takes assembled
+// matrices only. The wrapper is ordered row by row, as the copy stores the rows: its inodes (found
+// when it was assembled) are switched off, and a second assembly drops them, as PETSc lets a user
+// change MAT_USE_INODES between assemblies.
+static PetscErrorCode RcmOrder(PetscInt m, const PetscInt *ia, const PetscInt *ja, const PetscScalar *aa, std::vector<std::int32_t> &order)
 {
+  Mat             graph;
   IS              rperm, cperm;
   const PetscInt *p;
-  PetscInt        m;
-  const PetscBool assembled = block->assembled;
 
   PetscFunctionBegin;
-  PetscCall(MatGetLocalSize(block, &m, nullptr));
-  block->assembled   = PETSC_TRUE;
-  PetscErrorCode err = MatGetOrdering(block, MATORDERINGRCM, &rperm, &cperm);
-  block->assembled   = assembled;
-  PetscCall(err);
+  // the wrapper takes non-const arrays; it neither frees them nor changes their values
+  PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, m, m, const_cast<PetscInt *>(ia), const_cast<PetscInt *>(ja), const_cast<PetscScalar *>(aa), &graph));
+  PetscCall(MatSetOption(graph, MAT_USE_INODES, PETSC_FALSE));
+  PetscCall(MatAssemblyBegin(graph, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(graph, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatGetOrdering(graph, MATORDERINGRCM, &rperm, &cperm));
   PetscCall(ISGetIndices(rperm, &p));
   order.assign(p, p + m);
   PetscCall(ISRestoreIndices(rperm, &p));
   PetscCall(ISDestroy(&rperm));
   PetscCall(ISDestroy(&cperm));
+  PetscCall(MatDestroy(&graph));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// B = A in the order `order` (row i of B is row order[i] of A, column j of B is column order[j]),
-// rows kept sorted by column.
-struct PermutedCsr {
-  std::vector<PetscInt>    ptr, col;
-  std::vector<PetscScalar> val;
-};
-static void Permute(const CsrIn &A, const std::vector<std::int32_t> &order, PermutedCsr &B)
+void Reordering::build(const std::vector<std::int32_t> &order, bool device)
 {
-  const std::int64_t        m = A.nrows;
-  std::vector<std::int32_t> inverse(m);
-  for (std::int64_t i = 0; i < m; ++i) inverse[order[i]] = std::int32_t(i);
-  B.ptr.assign(m + 1, 0);
-  for (std::int64_t i = 0; i < m; ++i) B.ptr[i + 1] = B.ptr[i] + (A.row_end(order[i]) - A.row_begin(order[i]));
-  B.col.resize(B.ptr[m]);
-  B.val.resize(B.ptr[m]);
-  std::vector<std::pair<PetscInt, PetscScalar>> row;
-  for (std::int64_t i = 0; i < m; ++i) {
-    row.clear();
-    for (std::int64_t k = A.row_begin(order[i]); k < A.row_end(order[i]); ++k) row.emplace_back(inverse[A.col_ind[k]], A.val[k]);
-    std::sort(row.begin(), row.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
-    for (std::size_t k = 0; k < row.size(); ++k) B.col[B.ptr[i] + k] = row[k].first, B.val[B.ptr[i] + k] = row[k].second;
+  clear();
+  const std::vector<std::int32_t> inverse = inverse_permutation(order);
+  const std::int64_t              n       = std::int64_t(order.size());
+  if (device) {
+#if GPUMATS_HAVE_CUDA
+    dev_order_   = cuda::upload(order.data(), order.size());
+    dev_inverse_ = cuda::upload(inverse.data(), inverse.size());
+    dev_x_.resize(std::size_t(n) * sizeof(Scalar));
+    dev_y_.resize(std::size_t(n) * sizeof(Scalar));
+#endif
+  } else {
+    order_   = order;
+    inverse_ = inverse;
+    x_.resize(std::size_t(n));
+    y_.resize(std::size_t(n));
   }
+  n_ = n;
+}
+
+void Reordering::clear() { *this = Reordering{}; }
+
+template <class Product>
+void Reordering::apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream, Product &&product)
+{
+  if (device) {
+#if GPUMATS_HAVE_CUDA
+    Scalar *const xc = dev_x_.as<Scalar>(), *const yc = dev_y_.as<Scalar>();
+    cuda::gather(xc, x, dev_order_.as<std::int32_t>(), n_, stream);
+    product(xc, Epilogue<Scalar>{1, 0, nullptr, yc});
+    cuda::gather_epilogue(ep, yc, dev_inverse_.as<std::int32_t>(), n_, stream);
+#endif
+  } else {
+    for (std::int64_t j = 0; j < n_; ++j) x_[j] = x[order_[j]];
+    product(x_.data(), Epilogue<Scalar>{1, 0, nullptr, y_.data()});
+    for (std::int64_t j = 0; j < n_; ++j) ep.apply(j, y_[inverse_[j]]);
+  }
+}
+
+void LongRowTail::build(RowTail<Scalar> &&tail, bool device)
+{
+  clear();
+  const Footprint    fp       = gpumats::footprint(tail);
+  const std::int64_t split_at = tail.split_at, nrows = tail.nrows();
+  if (device) {
+#if GPUMATS_HAVE_CUDA
+    dev_rows_ = cuda::upload(tail.rows.data(), tail.rows.size());
+    dev_ptr_  = cuda::upload(tail.ptr.data(), tail.ptr.size());
+    dev_col_  = cuda::upload(tail.col.data(), tail.col.size());
+    dev_val_  = cuda::upload(tail.val.data(), tail.val.size());
+#endif
+  } else {
+    host_ = std::move(tail);
+  }
+  split_at_  = split_at;
+  nrows_     = nrows;
+  footprint_ = fp;
+}
+
+void LongRowTail::clear() { *this = LongRowTail{}; }
+
+void LongRowTail::apply(const Scalar *x, Scalar *y, Scalar alpha, bool device, void *stream) const
+{
+  if (!nrows_) return;
+  if (device) {
+#if GPUMATS_HAVE_CUDA
+    cuda::tail_spmv(x, y, alpha, dev_rows_.as<std::int32_t>(), dev_ptr_.as<std::int32_t>(), dev_col_.as<std::int32_t>(), dev_val_.as<Scalar>(), nrows_, stream);
+#endif
+  } else {
+    for (std::int64_t r = 0; r < nrows_; ++r) {
+      Scalar s = 0;
+      for (std::int32_t k = host_.ptr[r]; k < host_.ptr[r + 1]; ++k) s += host_.val[k] * x[host_.col[k]];
+      y[host_.rows[r]] += alpha * s;
+    }
+  }
+}
+
+void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, PetscInt block_size, bool device)
+{
+  reorder_.clear();
+  tail_.clear();
+  total_footprint_ = Footprint{};
+  try {
+    Csr<Scalar, PetscInt> P, H; // the block in the copy's order; the head of its rows after a split
+    CsrIn                 B = A;
+    if (!order.empty()) {
+      P = permute<PetscInt>(A, order);
+      B = P.view();
+    }
+    if (split_at) {
+      RowTail<Scalar> T;
+      split_rows<PetscInt>(B, split_at, H, T);
+      B = H.view();
+      tail_.build(std::move(T), device);
+    }
+    build(B, block_size, device);
+    if (!order.empty()) reorder_.build(order, device);
+    total_footprint_ = footprint();
+    total_footprint_.add_part(tail_.footprint());
+  } catch (...) {
+    clear();
+    reorder_.clear();
+    tail_.clear();
+    total_footprint_ = Footprint{};
+    throw;
+  }
+}
+
+void FormatOperator::apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream)
+{
+#if !GPUMATS_HAVE_CUDA
+  if (device) throw std::logic_error("a device product in a build without CUDA");
+#endif
+  // the format's product and the tail's, in the copy's order
+  auto product = [&](const Scalar *xc, const Epilogue<Scalar> &epc) {
+    if (!device) mult_host(xc, epc);
+#if GPUMATS_HAVE_CUDA
+    else mult_device(xc, epc, stream);
+#endif
+    tail_.apply(xc, epc.out, epc.alpha, device, stream);
+  };
+  if (reorder_.active()) reorder_.apply(x, ep, device, stream, product);
+  else product(x, ep);
 }
 
 std::string FormatOperator::glue_notes() const
 {
-  std::string s = !order.empty() ? ", rows and columns in RCM order" : (reorder_rcm ? ", RCM requested" : "");
-  if (tail.split_at)
-    s += ", rows longer than " + std::to_string(tail.split_at) + " split: " + std::to_string(tail.nnz()) + " entries of " + std::to_string(tail.rows.size()) +
+  std::string s = reorder_.active() ? ", rows and columns in RCM order" : (reorder_rcm ? ", RCM requested" : "");
+  if (tail_.split_at())
+    s += ", rows longer than " + std::to_string(tail_.split_at()) + " split: " + std::to_string(tail_.nnz()) + " entries of " + std::to_string(tail_.nrows()) +
          " rows in a warp-per-row tail";
   return s;
 }
 
-Footprint FormatOperator::total_footprint() const
-{
-  Footprint f = footprint();
-  f.nnz += tail.nnz();
-  f.stored += tail.nnz();
-  f.index_bytes += 4 * (tail.nnz() + 2 * std::int64_t(tail.rows.size()) + (tail.split_at ? 1 : 0));
-  f.value_bytes += std::int64_t(sizeof(Scalar)) * tail.nnz();
-  return f;
-}
-
-// Where -mat_gpumats_long_rows cuts the rows of A: the user's length, or per matrix (-1): only
-// when the longest row is far beyond the mean (longer than 16 mu + 64: never a stencil or a block
-// matrix), at the longer of a warp's 32 entries and 4 mu rounded up to a power of two. 0: no cut.
-// autocuda cuts only when told: it weighs the long rows itself and may keep cuSPARSE CSR, which
-// balances them (powerlaw on the H200: cuSPARSE 79 us, split SELL-P 95 us).
-static std::int64_t SplitAt(PetscInt long_rows, const CsrIn &A, bool only_when_told)
-{
-  if (long_rows == 0 || (long_rows < 0 && only_when_told) || !A.nrows || A.ncols > std::numeric_limits<std::int32_t>::max()) return 0;
-  const std::int64_t longest = longest_row(A);
-  if (long_rows > 0) return longest > long_rows ? long_rows : 0;
-  const double mu = double(A.nnz()) / double(A.nrows);
-  if (double(longest) <= 16 * mu + 64) return 0;
-  std::int64_t K = 32;
-  while (double(K) < 4 * mu) K *= 2;
-  return longest > K ? K : 0;
-}
-
-// H = the first K entries of every row of A; the rest of the longer rows into op's tail.
-static void Split(const CsrIn &A, std::int64_t K, PermutedCsr &H, FormatOperator::Tail &T)
-{
-  const std::int64_t m = A.nrows;
-  H.ptr.assign(m + 1, 0);
-  T           = FormatOperator::Tail{};
-  T.split_at  = K;
-  for (std::int64_t i = 0; i < m; ++i) {
-    const std::int64_t b = A.row_begin(i), e = A.row_end(i), cut = std::min(e, b + K);
-    H.ptr[i + 1] = H.ptr[i] + (cut - b);
-    if (e > cut) {
-      T.rows.push_back(std::int32_t(i));
-      for (std::int64_t k = cut; k < e; ++k) T.col.push_back(std::int32_t(A.col_ind[k])), T.val.push_back(A.val[k]);
-      T.ptr.push_back(checked_offset(std::int64_t(T.col.size()), "long-row tail"));
-    }
-  }
-  H.col.resize(H.ptr[m]);
-  H.val.resize(H.ptr[m]);
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t k = 0; k < H.ptr[i + 1] - H.ptr[i]; ++k) H.col[H.ptr[i] + k] = A.col_ind[A.row_begin(i) + k], H.val[H.ptr[i] + k] = A.val[A.row_begin(i) + k];
-}
-
 PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal)
 {
-  const PetscInt    *ia, *ja;
-  const PetscScalar *aa;
-  PetscInt           m, n;
-  PetscBool          done;
-  PermutedCsr        P, H;
+  const PetscInt           *ia, *ja;
+  const PetscScalar        *aa;
+  PetscInt                  m, n;
+  PetscBool                 done;
+  std::vector<std::int32_t> order; // the RCM order of a renumbered copy
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(f.convert_event, block, 0, 0, 0));
   PetscCall(MatGetSize(block, &m, &n));
-  op.order.clear();
-  op.inverse.clear();
-  op.tail = FormatOperator::Tail{};
   const bool reorder = op.reorder_rcm && diagonal && m == n && m > 0;
   PetscCheck(!reorder || m <= (PetscInt)std::numeric_limits<std::int32_t>::max(), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_gpumats_reorder rcm: a block of %" PetscInt_FMT " rows exceeds the 32-bit row order; use more MPI ranks or no reordering", m);
-  if (reorder) PetscCall(RcmOrder(block, op.order));
   PetscCall(MatGetRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ did not return the CSR of a SeqAIJ block");
   PetscCall(MatSeqAIJGetArrayRead(block, &aa));
   const CsrIn    A{m, n, ia, ja, aa};
-  PetscErrorCode err = guarded(PETSC_COMM_SELF, device ? "converting to the GPU format" : "converting to the host format", [&] {
-    CsrIn B = A; // the block in the copy's row order
-    if (reorder) {
-      Permute(A, op.order, P);
-      B = CsrIn{m, n, P.ptr.data(), P.col.data(), P.val.data()};
-    }
-    const std::int64_t K = diagonal ? SplitAt(op.long_rows, B, !f.split_long_rows) : 0;
-    if (K) {
-      Split(B, K, H, op.tail);
-      op.build(CsrIn{m, n, H.ptr.data(), H.col.data(), H.val.data()}, block_size, device);
-#if GPUMATS_HAVE_CUDA
-      if (device) {
-        op.tail.dev_rows = cuda::upload(op.tail.rows.data(), op.tail.rows.size());
-        op.tail.dev_ptr  = cuda::upload(op.tail.ptr.data(), op.tail.ptr.size());
-        op.tail.dev_col  = cuda::upload(op.tail.col.data(), op.tail.col.size());
-        op.tail.dev_val  = cuda::upload(op.tail.val.data(), op.tail.val.size());
-      }
-#endif
-    } else op.build(B, block_size, device);
-    if (reorder) {
-      op.inverse.resize(op.order.size());
-      for (std::size_t i = 0; i < op.order.size(); ++i) op.inverse[op.order[i]] = std::int32_t(i);
-#if GPUMATS_HAVE_CUDA
-      if (device) {
-        op.dev_order   = cuda::upload(op.order.data(), op.order.size());
-        op.dev_inverse = cuda::upload(op.inverse.data(), op.inverse.size());
-        op.dev_x.resize(std::size_t(n) * sizeof(PetscScalar));
-        op.dev_y.resize(std::size_t(m) * sizeof(PetscScalar));
-      }
-#endif
-    }
+  PetscErrorCode err = reorder ? RcmOrder(m, ia, ja, aa, order) : PETSC_SUCCESS;
+  if (!err) err = guarded(PETSC_COMM_SELF, device ? "converting to the GPU format" : "converting to the host format", [&] {
+    // the split depends on the row lengths only, which the renumbering merely reorders
+    const std::int64_t split_at = diagonal ? choose_split(op.long_rows, A, !f.split_long_rows) : 0;
+    op.build_copy(A, order, split_at, block_size, device);
   });
-  if (err) op.order.clear(), op.inverse.clear(), op.tail = FormatOperator::Tail{};
   PetscCall(MatSeqAIJRestoreArrayRead(block, &aa));
   PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCall(err);
@@ -304,7 +331,7 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
 
 PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char *what, const FormatOperator &op, bool device)
 {
-  const Footprint fp = op.total_footprint();
+  const Footprint &fp = op.total_footprint();
 
   PetscFunctionBegin;
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s%s %s: %s\n", f.title, device ? " (CUDA)" : " (host)", what, op.parameters().c_str()));
@@ -375,8 +402,8 @@ PetscErrorCode VecArray::restore()
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode ApplyOperator(const FormatInfo &f, const FormatOperator &op, bool device, const Scalar *x, Scalar alpha, Scalar beta, const Scalar *in,
-                             Scalar *out, void *stream)
+PetscErrorCode ApplyOperator(const FormatInfo &f, FormatOperator &op, bool device, const Scalar *x, Scalar alpha, Scalar beta, const Scalar *in, Scalar *out,
+                             void *stream)
 {
   const PetscLogDouble flops = 2.0 * (PetscLogDouble)op.total_footprint().nnz;
 
@@ -385,52 +412,12 @@ PetscErrorCode ApplyOperator(const FormatInfo &f, const FormatOperator &op, bool
   if (device) {
 #if GPUMATS_HAVE_CUDA
     PetscCall(PetscLogGpuTimeBegin());
-    PetscCall(guarded(PETSC_COMM_SELF, "running the SpMV kernel", [&] {
-      const cuda::Epilogue<Scalar> ep{alpha, beta, in, out};
-      const auto                  &T    = op.tail;
-      auto                         tail = [&](const Scalar *xt, Scalar *yt, Scalar a) {
-        if (T.split_at)
-          cuda::tail_spmv(xt, yt, a, T.dev_rows.as<std::int32_t>(), T.dev_ptr.as<std::int32_t>(), T.dev_col.as<std::int32_t>(), T.dev_val.as<Scalar>(),
-                          std::int64_t(T.rows.size()), stream);
-      };
-      if (op.order.empty()) {
-        op.mult_device(x, ep, stream);
-        tail(x, out, alpha);
-      } else { // a reordered copy: x into its order, its product into a scratch vector, then back
-        const std::int64_t n  = std::int64_t(op.order.size());
-        Scalar *const      yc = op.dev_y.as<Scalar>();
-        cuda::gather(op.dev_x.as<Scalar>(), x, op.dev_order.as<std::int32_t>(), n, stream);
-        op.mult_device(op.dev_x.as<Scalar>(), cuda::Epilogue<Scalar>{1, 0, nullptr, yc}, stream);
-        tail(op.dev_x.as<Scalar>(), yc, Scalar(1));
-        cuda::gather_epilogue(ep, yc, op.dev_inverse.as<std::int32_t>(), n, stream);
-      }
-    }));
+    PetscCall(guarded(PETSC_COMM_SELF, "running the SpMV kernel", [&] { op.apply(x, Epilogue<Scalar>{alpha, beta, in, out}, true, stream); }));
     PetscCall(PetscLogGpuTimeEnd());
     PetscCall(PetscLogGpuFlops(flops));
 #endif
   } else {
-    PetscCall(guarded(PETSC_COMM_SELF, "host SpMV", [&] {
-      const auto &T    = op.tail;
-      auto        tail = [&](const Scalar *xt, Scalar *yt, Scalar a) {
-        for (std::size_t r = 0; r < T.rows.size(); ++r) {
-          Scalar s = 0;
-          for (std::int32_t k = T.ptr[r]; k < T.ptr[r + 1]; ++k) s += T.val[k] * xt[T.col[k]];
-          yt[T.rows[r]] += a * s;
-        }
-      };
-      if (op.order.empty()) {
-        op.mult_host(x, Epilogue<Scalar>{alpha, beta, in, out});
-        tail(x, out, alpha);
-      } else {
-        const std::size_t n = op.order.size();
-        op.host_x.resize(n);
-        op.host_y.resize(n);
-        for (std::size_t j = 0; j < n; ++j) op.host_x[j] = x[op.order[j]];
-        op.mult_host(op.host_x.data(), Epilogue<Scalar>{1, 0, nullptr, op.host_y.data()});
-        tail(op.host_x.data(), op.host_y.data(), Scalar(1));
-        for (std::size_t j = 0; j < n; ++j) out[j] = alpha * op.host_y[op.inverse[j]] + (beta != Scalar(0) ? beta * in[j] : Scalar(0));
-      }
-    }));
+    PetscCall(guarded(PETSC_COMM_SELF, "host SpMV", [&] { op.apply(x, Epilogue<Scalar>{alpha, beta, in, out}, false, stream); }));
     PetscCall(PetscLogFlops(flops));
   }
   PetscCall(PetscLogEventEnd(f.spmv_event, 0, 0, 0, 0));

@@ -8,6 +8,7 @@
 #include <petsc/private/matimpl.h>
 
 #include "core/csr.hpp"
+#include "core/transform.hpp"
 #include "registry.hpp"
 #if GPUMATS_HAVE_CUDA
   #include "cuda/device.hpp"
@@ -37,42 +38,79 @@ using CsrIn  = CsrView<PetscScalar, PetscInt, PetscInt>;
 // PetscOptionItems became an opaque pointer typedef in recent PETSc; setfromoptions took a pointer before.
 using OptionItems = std::conditional_t<std::is_pointer<PetscOptionItems>::value, PetscOptionItems, PetscOptionItems *>;
 
+// The renumbering of one copy (-mat_gpumats_reorder rcm): the copy holds its block with rows and
+// columns in reverse Cuthill-McKee order (the ELLPACK paper's bandwidth reduction, so neighbouring
+// rows share x). Owns what a product in that order needs: the order, its inverse, and the two
+// scratch vectors (x gathered into the copy's order; the copy's product, gathered back into the
+// user's order through the epilogue), on the host for host products, on the GPU for device ones.
+class Reordering {
+public:
+  // order[i]: the original row (and column: the order is symmetric) at position i
+  void build(const std::vector<std::int32_t> &order, bool device);
+  void clear();
+  bool active() const { return n_ > 0; }
+  // ep applied to the block's product with x, where product(xc, epc) applies epc to the copy's
+  // product with xc, both in the copy's order (defined in common.cxx, its one user)
+  template <class Product>
+  void apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream, Product &&product);
+
+private:
+  std::int64_t              n_ = 0;
+  std::vector<std::int32_t> order_, inverse_;
+  std::vector<Scalar>       x_, y_;
+#if GPUMATS_HAVE_CUDA
+  cuda::Buffer dev_order_, dev_inverse_, dev_x_, dev_y_;
+#endif
+};
+
+// The long-row tail of one copy (-mat_gpumats_long_rows): rows longer than split_at keep their
+// first split_at entries in the format and the rest here (core/transform.hpp's RowTail, a CSR of
+// those rows only, one warp per row on the GPU), so that a few very long rows do not serialise a
+// thread or a warp of the format. Owns the tail's arrays, on the host or on the GPU.
+class LongRowTail {
+public:
+  void build(RowTail<Scalar> &&tail, bool device);
+  void clear();
+  std::int64_t     split_at() const { return split_at_; } // 0: no tail
+  std::int64_t     nrows() const { return nrows_; }
+  std::int64_t     nnz() const { return footprint_.nnz; }
+  const Footprint &footprint() const { return footprint_; } // its arrays, counted at build
+  // y[rows[r]] += alpha * (tail row r) . x for every tail row
+  void apply(const Scalar *x, Scalar *y, Scalar alpha, bool device, void *stream) const;
+
+private:
+  std::int64_t    split_at_ = 0, nrows_ = 0;
+  Footprint       footprint_{};
+  RowTail<Scalar> host_;
+#if GPUMATS_HAVE_CUDA
+  cuda::Buffer dev_rows_, dev_ptr_, dev_col_, dev_val_;
+#endif
+};
+
 // One format copy of one CSR block (the whole matrix for Seq types, the diagonal or the
-// off-diagonal block for MPI types), on the host or on the GPU, with its parameters.
+// off-diagonal block for MPI types), on the host or on the GPU, with its parameters. The format
+// is the subclass's (build, mult_*); what the glue adds around it (renumbering, long-row tail) and
+// the footprint of the whole are this class's, built by build_copy and used by apply.
 class FormatOperator {
 public:
   // the ELLPACK paper's cache-differentiated loads: matrix arrays evict-first so the caches keep x
   bool stream_loads = true;
-  // -mat_gpumats_reorder rcm: the copy holds the block with rows and columns in reverse
-  // Cuthill-McKee order (the ELLPACK paper's bandwidth reduction), so neighbouring rows share x
+  // -mat_gpumats_reorder rcm: copies of diagonal blocks in RCM order (see Reordering)
   bool reorder_rcm = false;
-  // Set by BuildFromSeqAIJ when the copy is reordered (empty otherwise): order[i] is the original
-  // row (and column: the order is symmetric) at position i, inverse[r] the position of row r.
-  // ApplyOperator gathers x into the copy's order and the copy's product back into the user's.
-  std::vector<std::int32_t>   order, inverse;
-  mutable std::vector<Scalar> host_x, host_y;
-#if GPUMATS_HAVE_CUDA
-  cuda::Buffer         dev_order, dev_inverse;
-  mutable cuda::Buffer dev_x, dev_y;
-#endif
-  // -mat_gpumats_long_rows: rows longer than split_at keep their first split_at entries in the
-  // format and the rest in a tail (a CSR of those rows only, one warp per row), so that a few very
-  // long rows do not serialise a thread or a warp of the format. -1: chosen per matrix; 0: never.
+  // -mat_gpumats_long_rows: the row length where diagonal blocks are split (see LongRowTail);
+  // -1: chosen per matrix (choose_split); 0: never
   PetscInt long_rows = -1;
-  struct Tail {
-    std::int64_t              split_at = 0;        // 0: no tail
-    std::vector<std::int32_t> rows, ptr{0}, col; // rows of the copy, offsets, columns
-    std::vector<Scalar>       val;
-#if GPUMATS_HAVE_CUDA
-    cuda::Buffer dev_rows, dev_ptr, dev_col, dev_val;
-#endif
-    std::int64_t nnz() const { return std::int64_t(col.size()); }
-  } tail;
+
+  // Builds the copy of block A: renumbered by `order` unless it is empty (new position ->
+  // original row and column), its rows cut after split_at entries unless that is 0. Throws like
+  // build(), and then holds nothing.
+  void build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, PetscInt block_size, bool device);
+  // out = ep(A x) through the renumbering, the format and the tail; throws like mult_*
+  void apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream);
+  // the format's footprint plus the tail's, counted once by build_copy
+  const Footprint &total_footprint() const { return total_footprint_; }
   // what the glue adds to the format (RCM order, long-row tail), for parameters()
   std::string glue_notes() const;
-  // the format's footprint plus the tail's
-  Footprint total_footprint() const;
-
 
   virtual ~FormatOperator() = default;
   // same parameters, nothing built
@@ -84,7 +122,7 @@ public:
   virtual void clear()                                                 = 0;
   virtual void mult_host(const Scalar *x, const Epilogue<Scalar> &ep) const = 0;
 #if GPUMATS_HAVE_CUDA
-  virtual void mult_device(const Scalar *x, const cuda::Epilogue<Scalar> &ep, void *stream) const = 0;
+  virtual void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const = 0;
 #endif
   // bytes one product would move with this format and these parameters, from the CSR's structure
   // (exact where cheap, sampled otherwise): the input of autocuda's model
@@ -92,9 +130,14 @@ public:
   // dependent steps of the longest work item (a thread's row in SELL-P, a warp's strip in CMRS, a
   // thread's block row in BELLPACK): what bounds the time when one row is far longer than the rest
   virtual double      critical_steps(const CsrIn &A, PetscInt block_size) const = 0;
-  virtual Footprint   footprint() const  = 0;
+  virtual Footprint   footprint() const  = 0; // the format's own, stored when it was built
   virtual std::string parameters() const = 0; // the chosen parameters, for -mat_view and benchmarks
   virtual std::size_t device_bytes() const = 0;
+
+private:
+  Reordering  reorder_;
+  LongRowTail tail_;
+  Footprint   total_footprint_{};
 };
 
 // Runs `body` and turns the format core's and the CUDA layer's exceptions into PETSc errors.
@@ -159,8 +202,8 @@ private:
 };
 
 // out = alpha*A*x + beta*in through op, on the host or the device, with logging. in may be null
-// (beta = 0) and may be the same Vec as out.
-PetscErrorCode ApplyOperator(const FormatInfo &f, const FormatOperator &op, bool device, const Scalar *x, Scalar alpha, Scalar beta, const Scalar *in,
+// (beta = 0) and may be the same Vec as out. op is not const: a product writes its scratch vectors.
+PetscErrorCode ApplyOperator(const FormatInfo &f, FormatOperator &op, bool device, const Scalar *x, Scalar alpha, Scalar beta, const Scalar *in,
                              Scalar *out, void *stream);
 
 } // namespace gpumats

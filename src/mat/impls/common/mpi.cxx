@@ -177,7 +177,7 @@ PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
 PetscErrorCode ViewBlocks(Mat A, PetscViewer viewer, const char *what, const BlockCopy &b)
 {
   MpiData      *d  = Mpi(A);
-  Footprint     fp = b.op->footprint();
+  Footprint     fp = b.op->total_footprint();
   PetscInt64    local[6] = {fp.rows, fp.cols, fp.nnz, fp.stored, fp.index_bytes, fp.value_bytes}, global[6];
 
   PetscFunctionBegin;

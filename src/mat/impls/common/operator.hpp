@@ -65,7 +65,7 @@ public:
   }
   void mult_host(const Scalar *x, const Epilogue<Scalar> &ep) const override { T::spmv(*host_, x, ep); }
 #if GPUMATS_HAVE_CUDA
-  void mult_device(const Scalar *x, const cuda::Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv(x, ep, stream); }
+  void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv(x, ep, stream); }
 #endif
   double predicted_bytes(const CsrIn &A, PetscInt block_size) const override
   {

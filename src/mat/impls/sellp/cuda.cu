@@ -14,7 +14,6 @@ namespace gpumats {
 namespace sellp {
 
 using cuda::Buffer;
-using cuda::Epilogue;
 using cuda::LoadPolicy;
 
 namespace {
@@ -85,7 +84,7 @@ __global__ void spmv_kernel(std::int64_t nslices, std::int64_t nrows, int b_log2
     sum = red[threadIdx.x];
   }
   const std::int64_t pos = (s << b_log2) + i;
-  if (j == 0 && s < nslices && pos < nrows) cuda::apply(ep, perm ? perm[pos] : pos, sum);
+  if (j == 0 && s < nslices && pos < nrows) ep.apply(perm ? perm[pos] : pos, sum);
 }
 
 template <class V>

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-// Small helpers of the core that the CUDA kernels call too (packing and unpacking of indices).
+// Small helpers of the core that the CUDA kernels call too (packing and unpacking of indices, the
+// epilogue): __host__ __device__ under nvcc, plain functions for every other compiler.
 #if defined(__CUDACC__)
   #define GPUMATS_HD __host__ __device__
 #else
@@ -39,16 +40,17 @@ struct CsrView {
   std::int64_t row_end(std::int64_t i) const { return std::int64_t(row_ptr[i + 1]); }
 };
 
-// Owning CSR with 32-bit indices: what to_csr() returns and what the unit tests build.
-template <class V>
+// Owning CSR, with 32-bit indices unless told otherwise: what to_csr() returns, what the unit tests
+// build, and what the transforms of transform.hpp produce (in the caller's index type).
+template <class V, class I = std::int32_t>
 struct Csr {
-  std::int64_t              nrows = 0, ncols = 0;
-  std::vector<std::int32_t> row_ptr{0};
-  std::vector<std::int32_t> col_ind;
-  std::vector<V>            val;
+  std::int64_t   nrows = 0, ncols = 0;
+  std::vector<I> row_ptr{0};
+  std::vector<I> col_ind;
+  std::vector<V> val;
 
-  CsrView<V, std::int32_t> view() const { return {nrows, ncols, row_ptr.data(), col_ind.data(), val.data()}; }
-  std::int64_t             nnz() const { return std::int64_t(val.size()); }
+  CsrView<V, I> view() const { return {nrows, ncols, row_ptr.data(), col_ind.data(), val.data()}; }
+  std::int64_t  nnz() const { return std::int64_t(val.size()); }
 };
 
 // Bytes a format moves through SpMV and how much of it is padding or block fill.
@@ -62,6 +64,13 @@ struct Footprint {
   std::int64_t total_bytes() const { return index_bytes + value_bytes; }
   // stored / nnz: 1 means no padding at all
   double fill_ratio() const { return nnz ? double(stored) / double(nnz) : 1.0; }
+  // adds another part of the same block (the long-row tail beside the format): entries and bytes
+  // add up, the block's size stays
+  Footprint &add_part(const Footprint &part)
+  {
+    nnz += part.nnz, stored += part.stored, index_bytes += part.index_bytes, value_bytes += part.value_bytes;
+    return *this;
+  }
 };
 
 // Bytes the same matrix takes in plain CSR with 32-bit indices: the baseline every footprint is
@@ -71,15 +80,16 @@ inline std::int64_t csr_bytes(std::int64_t rows, std::int64_t nnz, std::int64_t 
   return nnz * (value_size + 4) + 4 * (rows + 1);
 }
 
-// The one epilogue of every SpMV: out[i] = alpha*(A x)[i] + beta*in[i]. beta == 0 never reads
-// in[] (it may hold garbage or NaN, as y does before y = A x); in may alias out.
+// The one epilogue of every SpMV, the host references' and the CUDA kernels' alike (on the GPU, in
+// and out are device arrays): out[i] = alpha*(A x)[i] + beta*in[i]. beta == 0 never reads in[] (it
+// may hold garbage or NaN, as y does before y = A x); in may alias out.
 template <class V>
 struct Epilogue {
   V        alpha = 1, beta = 0;
   const V *in    = nullptr;
   V       *out   = nullptr;
 
-  void apply(std::int64_t i, V acc) const
+  GPUMATS_HD void apply(std::int64_t i, V acc) const
   {
     V r = alpha * acc;
     if (beta != V(0)) r += beta * in[i];

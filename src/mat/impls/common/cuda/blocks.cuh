@@ -1,5 +1,6 @@
 // Small device building blocks shared by the kernels: matrix-stream loads with a cache policy,
-// x loads through the read-only path, the epilogue, and warp reductions. nvcc-only.
+// x loads through the read-only path, and warp reductions (the epilogue is the core's
+// Epilogue::apply, core/csr.hpp). nvcc-only.
 #pragma once
 
 #include "device.hpp"
@@ -25,14 +26,6 @@ template <class V>
 __device__ __forceinline__ V load_x(const V *x, std::uint32_t i)
 {
   return __ldg(x + i);
-}
-
-template <class V>
-__device__ __forceinline__ void apply(const Epilogue<V> &ep, std::int64_t i, V acc)
-{
-  V r = ep.alpha * acc;
-  if (ep.beta != V(0)) r += ep.beta * ep.in[i];
-  ep.out[i] = r;
 }
 
 template <int N>

@@ -85,9 +85,7 @@ __global__ void gather_epilogue_kernel(Epilogue<V> ep, const V *__restrict__ y, 
 {
   const std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= n) return;
-  V r = ep.alpha * __ldg(y + idx[j]);
-  if (ep.beta != V(0)) r += ep.beta * ep.in[j];
-  ep.out[j] = r;
+  ep.apply(j, __ldg(y + idx[j]));
 }
 template <class V>
 __global__ void tail_kernel(const V *__restrict__ x, V *__restrict__ y, V alpha, const std::int32_t *__restrict__ rows, const std::int32_t *__restrict__ ptr,

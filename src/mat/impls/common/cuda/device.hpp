@@ -66,17 +66,10 @@ Buffer upload(const T *host, std::size_t n)
   return b;
 }
 
-// out[i] = alpha*(A x)[i] + beta*in[i] on device arrays; beta == 0 never reads in.
-template <class V>
-struct Epilogue {
-  V        alpha = 1, beta = 0;
-  const V *in    = nullptr;
-  V       *out   = nullptr;
-};
-
 // The two ends of a product with a reordered copy (-mat_gpumats_reorder), both gathers so that
 // every write is coalesced: dst[i] = src[idx[i]] (x into the copy's column order), and
-// out[j] = alpha*y[idx[j]] + beta*in[j] (the copy's rows back to the user's order).
+// out[j] = alpha*y[idx[j]] + beta*in[j] (the copy's rows back to the user's order). The epilogue is
+// the core's (core/csr.hpp), as in every kernel.
 template <class V>
 void gather(V *dst, const V *src, const std::int32_t *idx, std::int64_t n, void *stream);
 template <class V>
