@@ -112,15 +112,27 @@ TEST_C := $(wildcard tests/petsc/*.c)
 TEST_BIN := $(patsubst tests/petsc/%.c,$(BINDIR)/%,$(TEST_C)) $(BINDIR)/test_formats
 
 # PETSc's own tutorials, compiled unmodified from the PETSc that builds us and loaded with
-# -dll_append: real clients that never heard of this library.
-TUTORIAL_DIR ?= $(firstword $(wildcard $(PETSC_DIR)/share/petsc/examples/src/ksp/ksp/tutorials $(PETSC_DIR)/src/ksp/ksp/tutorials))
-TUTORIALS := $(BINDIR)/tutorial-ex2 $(BINDIR)/tutorial-ex45
+# -dll_append: real clients that never heard of this library. Installed PETSc (Debian) keeps them
+# under share/petsc/examples/src, a source tree (the CUDA build) under src. ksp: ex2 (2D Laplacian,
+# -mat_type), ex45 (3D Laplacian on a DMDA, -dm_mat_type), ex56 (3D elasticity, GAMG's own test);
+# snes: ex19 (driven cavity, DMDA with 4 dof, Newton). Both folders have an ex2.c: tutorial-ex2 is
+# the ksp one, because its rule comes first and make takes the first pattern rule that applies.
+EXAMPLES_SRC := $(firstword $(wildcard $(PETSC_DIR)/share/petsc/examples/src $(PETSC_DIR)/src))
+TUTORIAL_DIR ?= $(EXAMPLES_SRC)/ksp/ksp/tutorials
+SNES_TUTORIAL_DIR ?= $(EXAMPLES_SRC)/snes/tutorials
+TUTORIALS := $(addprefix $(BINDIR)/tutorial-,ex2 ex45 ex56 ex19)
 
 tests: examples $(TEST_BIN) $(TUTORIALS)
 
+TUTORIAL_BUILD = $(CC) $(CC_FLAGS) -O2 -w $(PETSC_CC_INCLUDES) -o $@ $< $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib -lm
+
 $(BINDIR)/tutorial-%: $(TUTORIAL_DIR)/%.c
 	@mkdir -p $(BINDIR)
-	$(CC) $(CC_FLAGS) -O2 -w $(PETSC_CC_INCLUDES) -o $@ $< $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib -lm
+	$(TUTORIAL_BUILD)
+
+$(BINDIR)/tutorial-%: $(SNES_TUTORIAL_DIR)/%.c
+	@mkdir -p $(BINDIR)
+	$(TUTORIAL_BUILD)
 
 $(BINDIR)/test_%: tests/petsc/test_%.c tests/petsc/check.h tests/petsc/testmats.h include/petscgpumats.h $(LIB)
 	@mkdir -p $(BINDIR)
