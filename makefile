@@ -122,15 +122,29 @@ TEST_C := $(wildcard tests/petsc/test_*.c)
 TEST_BIN := $(patsubst tests/petsc/%.c,$(BINDIR)/%,$(TEST_C)) $(BINDIR)/test_formats $(BINDIR)/test_transforms
 
 # PETSc's own tutorials, compiled unmodified from the PETSc that builds us and loaded with
-# -dll_append: real clients that never heard of this library.
-TUTORIAL_DIR ?= $(firstword $(wildcard $(PETSC_DIR)/share/petsc/examples/src/ksp/ksp/tutorials $(PETSC_DIR)/src/ksp/ksp/tutorials))
-TUTORIALS := $(BINDIR)/tutorial-ex2 $(BINDIR)/tutorial-ex45
+# -dll_append: real clients that never heard of this library. Installed PETSc (Debian) keeps them
+# under share/petsc/examples/src, a source tree (the CUDA build) under src. ksp: ex2 (2D Laplacian,
+# -mat_type), ex45 (3D Laplacian on a DMDA, -dm_mat_type), ex56 (3D elasticity, GAMG's own test);
+# snes: ex19 (driven cavity, DMDA with 4 dof, Newton). The folders share names (ex2.c in both, and
+# PETSc 3.25's ksp has an ex19.c too), so tutorial-<name> is the snes one exactly for the names in
+# SNES_TUTORIALS (a static pattern rule, which wins over the ksp pattern rule) and ksp otherwise.
+EXAMPLES_SRC := $(firstword $(wildcard $(PETSC_DIR)/share/petsc/examples/src $(PETSC_DIR)/src))
+TUTORIAL_DIR ?= $(EXAMPLES_SRC)/ksp/ksp/tutorials
+SNES_TUTORIAL_DIR ?= $(EXAMPLES_SRC)/snes/tutorials
+SNES_TUTORIALS := ex19
+TUTORIALS := $(addprefix $(BINDIR)/tutorial-,ex2 ex45 ex56 $(SNES_TUTORIALS))
 
 tests: examples $(TEST_BIN) $(TUTORIALS)
 
+TUTORIAL_BUILD = $(CC) $(CC_FLAGS) -O2 -w $(PETSC_CC_INCLUDES) -o $@ $< $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib -lm
+
+$(addprefix $(BINDIR)/tutorial-,$(SNES_TUTORIALS)): $(BINDIR)/tutorial-%: $(SNES_TUTORIAL_DIR)/%.c
+	@mkdir -p $(BINDIR)
+	$(TUTORIAL_BUILD)
+
 $(BINDIR)/tutorial-%: $(TUTORIAL_DIR)/%.c
 	@mkdir -p $(BINDIR)
-	$(CC) $(CC_FLAGS) -O2 -w $(PETSC_CC_INCLUDES) -o $@ $< $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib -lm
+	$(TUTORIAL_BUILD)
 
 $(BINDIR)/test_%: tests/petsc/test_%.c tests/petsc/check.h tests/petsc/testmats.h include/petscgpumats.h $(LIB)
 	@mkdir -p $(BINDIR)

@@ -4,6 +4,8 @@
 #   2. PETSc-level tests on 1, 2 and 4 ranks (products, conversions, updates, KSP, I/O);
 #   3. PETSc's own tutorials ex2 and ex45, compiled unmodified, loaded with -dll_append, against
 #      the reference type on 1 and 2 ranks (iterations equal, residual/error equal to 3 digits);
+#      then the solver paths through ex2, ex45, ex56 and snes ex19 the same way: GAMG, ML, PCMG on
+#      DMDAs (and the types of its levels, tests/petsc/test_mg.c), MUMPS, UMFPACK, SuperLU, ICC;
 #   4. options, -help and -mat_view, and bad input that must end in a clear PETSc error;
 #   5. the plug-in built against Debian's 64-bit-index PETSc (tests 2 again) and complex PETSc
 #      (refused with a clear error): tests/variants.sh.
@@ -13,7 +15,8 @@
 #   GPUMATS_TYPES  types under test        (default: cmrs sellp bellpack)
 #   GPUMATS_REF    reference type          (default: aij)
 #   GPUMATS_VEC    -dm_vec_type for ex45   (default: none)
-#   GPUMATS_SKIP   sections to skip, e.g. "core" when the caller runs them itself
+#   GPUMATS_SKIP   sections to skip (core petsc tutorials solvers options variants), e.g. "core"
+#                  when the caller runs it itself; "solvers" skips only the solver paths of 3
 #   GPUMATS_BUILD, GPUMATS_LIBDIR   where the build lives (default build, lib)
 set -u
 cd "$(dirname "$0")/.."
@@ -115,32 +118,51 @@ if ! skipped petsc; then
 fi
 
 # --- 3. PETSc's tutorials as unmodified clients ---------------------------------------------
-# Extracts "iterations N" and the last number of the line matching $2 from a run's output.
+# A run's summary: every "iterations N" (and "iterations = N") it printed, in order, joined by
+# commas (one linear solve: "20"; snes ex19: each Newton step's linear solve, then the SNES count),
+# and the first number after the last occurrence of $2 (a fixed string). Prints nothing unless
+# it found both, so a run that printed neither can never pass.
 summary() { # file pattern
-  local its val
-  its=$(grep -o -E 'iterations [0-9]+' "$1" | tail -1 | awk '{print $2}')
-  val=$(grep -E "$2" "$1" | tail -1 | grep -o -E '[-+]?[0-9.]+(e[-+]?[0-9]+)?' | tail -1)
-  echo "$its $val"
+  awk -v pat="$2" '
+    { s = $0
+      while (match(s, /iterations( =)? [0-9]+/)) {
+        n = substr(s, RSTART, RLENGTH); gsub(/[^0-9]/, "", n); its = its (its == "" ? "" : ",") n
+        s = substr(s, RSTART + RLENGTH) } }
+    (i = index($0, pat)) && match(s = substr($0, i + length(pat)), /[-+]?[0-9]*[.]?[0-9]+([eE][-+]?[0-9]+)?/) { val = substr(s, RSTART, RLENGTH) }
+    END { if (its != "" && val != "") print its, val }' "$1"
 }
 compare_runs() { # name reflog log pattern
   local r t
   r=($(summary "$2" "$4"))
   t=($(summary "$3" "$4"))
-  if [ ${#r[@]} -lt 2 ] || [ ${#t[@]} -lt 2 ]; then notok "$1" "missing iterations or '$4' in output (see $3)"; return; fi
-  if [ "${r[0]}" != "${t[0]}" ]; then notok "$1" "${t[0]} iterations, $REF took ${r[0]}"; return; fi
+  if [ ${#r[@]} -lt 2 ]; then notok "$1" "missing iterations or '$4' in the $REF run's output (see $2)"; return; fi
+  # equal answers from a solve that failed prove nothing
+  if grep -q -E 'did not converge|DIVERGED' "$2"; then notok "$1" "the $REF run did not converge (see $2)"; return; fi
+  if grep -q -E 'did not converge|DIVERGED' "$3"; then notok "$1" "did not converge (see $3)"; return; fi
+  if [ ${#t[@]} -lt 2 ]; then notok "$1" "missing iterations or '$4' in output (see $3)"; return; fi
+  if [ "${r[0]}" != "${t[0]}" ]; then notok "$1" "iterations ${t[0]}, $REF took ${r[0]}"; return; fi
   if awk -v a="${r[1]}" -v b="${t[1]}" 'BEGIN { d = a - b; if (d < 0) d = -d; s = a < 0 ? -a : a; exit !(d <= 1e-3 * s + 1e-12) }'; then ok "$1"
   else notok "$1" "'$4' ${t[1]}, $REF gave ${r[1]}"; fi
 }
+# The first PETSc error message of a failed run (up to two lines, no links), for the "not ok" line.
+petsc_error() {
+  awk '/-- Error Message --/ { on = 1; next }
+       on && /See https:\/\/petsc.org\/release\/faq|Petsc Release|WARNING!/ { exit }
+       on && !/See https/ { sub(/.*PETSC ERROR: /, ""); printf "%s%s", n++ ? "; " : "", $0; if (n == 2) exit }' "$1"
+}
+# A run that hangs is a failure of its own, not the end of the suite: each tutorial run gets
+# GPUMATS_TIMEOUT seconds (default 120; exit code 124 then).
+TUTORIAL_RUN=(timeout -k 10 "${GPUMATS_TIMEOUT:-120}" "${MPIEXEC[@]}")
 tutorial() { # name np pattern args... (the type option is appended per type)
   local name=$1 np=$2 pattern=$3 ref t
   shift 3
   ref=$(logname "$name-$REF")
-  "${MPIEXEC[@]}" -n $np "$@" -dll_append "$LIB" $(type_opt "$REF") >"$ref" 2>&1 || { notok "$name/$REF" "reference run failed (see $ref)"; return; }
+  "${TUTORIAL_RUN[@]}" -n $np "$@" -dll_append "$LIB" $(type_opt "$REF") >"$ref" 2>&1 || { notok "$name/$REF" "reference run failed, exit code $?: $(petsc_error "$ref") (see $ref)"; return; }
   for t in $TYPES; do
     local log
     log=$(logname "$name-$t")
-    if "${MPIEXEC[@]}" -n $np "$@" -dll_append "$LIB" $(type_opt "$t") >"$log" 2>&1; then compare_runs "$name/$t" "$ref" "$log" "$pattern"
-    else notok "$name/$t" "exit code $? (see $log)"; fi
+    if "${TUTORIAL_RUN[@]}" -n $np "$@" -dll_append "$LIB" $(type_opt "$t") >"$log" 2>&1; then compare_runs "$name/$t" "$ref" "$log" "$pattern"
+    else notok "$name/$t" "exit code $?: $(petsc_error "$log") (see $log)"; fi
   done
 }
 if ! skipped tutorials; then
@@ -156,6 +178,133 @@ if ! skipped tutorials; then
       -ksp_converged_reason
     tutorial "ex45-gmres-default-pc np=$np" $np 'Residual norm' "$BIN/tutorial-ex45" -da_grid_x 21 -da_grid_y 21 -da_grid_z 21 -ksp_converged_reason
   done
+fi
+
+# --- 3b. solver paths through the same clients: AMG, geometric MG on DMDAs, direct solvers ---
+# Each case runs the reference type and every type under test with the same options and compares
+# them as above. GAMG, ML and the factorizations of MUMPS, UMFPACK and SuperLU take (MPI)AIJ and
+# its subclasses only; PCMG on a DMDA builds every level from the DM's matrix type. Packages the
+# PETSc at hand lacks are reported as skipped. Direct solves print errors at rounding level, which
+# the comparison's absolute floor (1e-12) absorbs: it checks there that the solve is exact. Every
+# case prints its converged reason, so a reference that did not converge fails the case.
+# petscconf.h of the PETSc the library links (through the loader, so variant builds find theirs)
+PETSCCONF=$(ldd "$LIB" 2>/dev/null | awk '$1 ~ /^libpetsc/ {print $3; exit}')
+PETSCCONF=${PETSCCONF:+$(dirname "$PETSCCONF")/../include/petscconf.h}
+[ -f "${PETSCCONF:-}" ] || PETSCCONF=${PETSC_DIR:-/usr/lib/petsc}/${PETSC_ARCH:-}/include/petscconf.h
+have() { grep -q "^#define PETSC_HAVE_$1 1" "$PETSCCONF" 2>/dev/null; }
+nskip=0
+with() { # PACKAGE tutorial case np args...: the case if this PETSc has PACKAGE, else a skipped line
+  local pkg=$1
+  shift
+  if have "$pkg"; then "$@"
+  else
+    nskip=$((nskip + 1))
+    echo "# skipped $1-$2 np=$3 (no $pkg in this PETSc)"
+  fi
+}
+G17="-da_grid_x 17 -da_grid_y 17 -da_grid_z 17" # 17, 9, 5 points a side on three MG levels
+G21="-da_grid_x 21 -da_grid_y 21 -da_grid_z 21"
+ex2() { # case np options...
+  local c=$1 np=$2
+  shift 2
+  type_opt() { echo "-mat_type $1 ${VEC:+-vec_type $VEC}"; }
+  tutorial "ex2-$c np=$np" $np 'Norm of error' "$BIN/tutorial-ex2" -m 40 -n 40 -ksp_converged_reason "$@"
+}
+ex45() { # case np options... (grid included)
+  local c=$1 np=$2
+  shift 2
+  type_opt() { echo "-dm_mat_type $1 ${VEC:+-dm_vec_type $VEC}"; }
+  tutorial "ex45-$c np=$np" $np 'Residual norm' "$BIN/tutorial-ex45" -ksp_converged_reason "$@"
+}
+# ex56 (3D elasticity, GAMG's own test): MatSetType(MATAIJ) then MatSetFromOptions (3.18 and 3.25),
+# so -mat_type picks the type; vectors come from MatCreateVecs. -two_solves prints |b-Ax|/|b| after
+# solving, rescaling the matrix by 1e5 (new PC setup) and solving twice more. On 2 ranks ex56 puts
+# every row on rank 0, as its own 2-rank tests do.
+ex56() { # case np options...
+  local c=$1 np=$2
+  shift 2
+  type_opt() { echo "-mat_type $1"; }
+  tutorial "ex56-$c np=$np" $np '|b-Ax|/|b|=' "$BIN/tutorial-ex56" -ne 9 -two_solves -ksp_converged_reason "$@"
+}
+# snes ex19 (driven cavity, 4 dof DMDA, Jacobian by colored finite differences on the DM's matrix
+# type): the iterations compared are each Newton step's linear iterations, the SNES count twice
+# (converged reason and the example's "Number of SNES iterations = N"), the norm the last SNES one.
+ex19() { # case np options...
+  local c=$1 np=$2
+  shift 2
+  type_opt() { echo "-dm_mat_type $1 ${VEC:+-dm_vec_type $VEC}"; }
+  tutorial "ex19-$c np=$np" $np 'SNES Function norm' "$BIN/tutorial-ex19" -da_refine 2 -snes_monitor -snes_converged_reason -ksp_converged_reason "$@"
+}
+# The operator of each level of PCMG in ex45's -ksp_view: the last "linear system matrix" of each
+# level's section (the level's own KSP; the coarse solver's redundant copy and LU factor come first).
+mg_level_types() { # log -> "level:type ..."
+  awk '/(level|on level) [0-9]+ -+$/ { if (lvl != "") printf "%s:%s ", lvl, last; match($0, /level [0-9]+/); lvl = substr($0, RSTART + 6, RLENGTH - 6); last = "none" }
+       /^  linear system matrix/ { if (lvl != "") printf "%s:%s ", lvl, last; lvl = "" }
+       /linear system matrix/ { want = 1; next }
+       want && /^ *type:/ { last = $2; want = 0 }
+       END { if (lvl != "") printf "%s:%s ", lvl, last }' "$1"
+}
+# ex45 -pc_type mg -ksp_view for a GPU type: every level's operator is a GPU type, not plain AIJ.
+# (-ksp_view never shows PCMG's interpolation, in PETSc 3.18 to 3.25: test_mg checks that.)
+mg_view() { # np
+  local np=$1 t log lv
+  for t in $TYPES; do
+    case $t in *cuda) ;; *) continue ;; esac
+    log=$(logname "ex45-mg-ksp-view np=$np-$t")
+    "${TUTORIAL_RUN[@]}" -n $np "$BIN/tutorial-ex45" $G17 -pc_type mg -pc_mg_levels 3 -ksp_view -dll_append "$LIB" -dm_mat_type "$t" ${VEC:+-dm_vec_type $VEC} >"$log" 2>&1 ||
+      { notok "ex45-mg-level-types np=$np/$t" "exit code $?: $(petsc_error "$log") (see $log)"; continue; }
+    lv=$(mg_level_types "$log" | xargs)
+    if [ "$(echo $lv | wc -w)" != 3 ]; then notok "ex45-mg-level-types np=$np/$t" "expected 3 levels in -ksp_view, found '$lv' (see $log)"
+    elif echo " $lv" | grep -q -E ':(seqaij|mpiaij|none)( |$)'; then notok "ex45-mg-level-types np=$np/$t" "a level's operator is plain AIJ or missing: $lv (see $log)"
+    else ok "ex45-mg-level-types np=$np/$t: $lv"; fi
+  done
+}
+if ! skipped tutorials && ! skipped solvers; then
+  echo "# solver paths: GAMG, ML, PCMG on DMDAs, MUMPS, UMFPACK, SuperLU, ICC (ex2, ex45, ex56, snes ex19)"
+  start=$SECONDS
+  [ -f "$PETSCCONF" ] || notok "petscconf.h" "not found at $PETSCCONF: every package is reported missing"
+  for np in 1 2; do
+    # algebraic multigrid: GAMG smoothed aggregation (default) and classical, ML
+    ex2 cg-gamg $np -ksp_type cg -pc_type gamg
+    ex45 cg-gamg $np $G21 -ksp_type cg -pc_type gamg
+    ex56 cg-gamg $np -ksp_type cg -pc_type gamg
+    ex2 cg-gamg-classical $np -ksp_type cg -pc_type gamg -pc_gamg_type classical
+    with ML ex2 cg-ml $np -ksp_type cg -pc_type ml
+    # geometric multigrid: PCMG takes levels, interpolation and coarse operators from the DMDA
+    ex45 mg $np $G17 -pc_type mg -pc_mg_levels 3
+    ex45 mg-galerkin $np $G17 -pc_type mg -pc_mg_levels 3 -pc_mg_galerkin both # coarse operators by MatPtAP
+    ex19 mg $np -pc_type mg
+    # (unsmoothed aggregation: smoothed GAMG needs 83 to 110 GMRES(30) iterations per Newton step
+    # here on one rank, counts that rounding differences could shift)
+    ex19 gamg $np -pc_type gamg -pc_gamg_agg_nsmooths 0
+    # direct solvers
+    with MUMPS ex2 lu-mumps $np -ksp_type preonly -pc_type lu -pc_factor_mat_solver_type mumps
+    with MUMPS ex2 cholesky-mumps $np -ksp_type preonly -pc_type cholesky -pc_factor_mat_solver_type mumps
+    # (ex45's matrix is not symmetric, its boundary rows being diagonal only: Cholesky, which
+    # reads one triangle, leaves a residual of 2.4 there, so ex45 takes LU)
+    with MUMPS ex45 lu-mumps $np $G21 -ksp_type preonly -pc_type lu -pc_factor_mat_solver_type mumps
+    # the levels of PCMG: their types (*cuda types: every level's operator in -ksp_view; every
+    # type: interpolation and level operators through PCMGGetInterpolation, in test_mg)
+    mg_view $np
+    for t in $TYPES; do
+      run_checks "test_mg np=$np/$t" "${TUTORIAL_RUN[@]}" -n $np "$BIN/test_mg" -types "$t" ${VEC:+-dm_vec_type $VEC}
+    done
+  done
+  # sequential only: GAMG inside block Jacobi needs 2 ranks to mean anything; UMFPACK, SuperLU
+  # (not SuperLU_DIST) and ICC are sequential; ILU, the default PC on one rank, is the
+  # gmres-default-pc cases above
+  ex2 cg-bjacobi-gamg 2 -ksp_type cg -pc_type bjacobi -sub_pc_type gamg
+  # (classical GAMG on ex45 with 2 ranks never returns from the coarsening in PETSc 3.18.5, AIJ
+  # and without this library alike; 2D ex2 covers classical GAMG on 2 ranks)
+  ex45 cg-gamg-classical 1 $G21 -ksp_type cg -pc_type gamg -pc_gamg_type classical
+  with SUITESPARSE ex2 lu-umfpack 1 -ksp_type preonly -pc_type lu -pc_factor_mat_solver_type umfpack
+  with SUPERLU ex2 lu-superlu 1 -ksp_type preonly -pc_type lu -pc_factor_mat_solver_type superlu
+  ex2 cg-icc 1 -ksp_type cg -pc_type icc
+  ex45 gmres-icc 1 $G21 -pc_type icc # (not CG: ex45's matrix is not symmetric; CG with ICC never converges)
+  for t in $TYPES; do
+    run_checks "test_mg -galerkin np=1/$t" "${TUTORIAL_RUN[@]}" -n 1 "$BIN/test_mg" -types "$t" -galerkin ${VEC:+-dm_vec_type $VEC}
+  done
+  echo "# solver paths: $((SECONDS - start)) s, $nskip skipped"
 fi
 
 # --- 4. options, viewers, bad input ---------------------------------------------------------
@@ -240,5 +389,5 @@ if ! skipped variants; then
   fail=$((fail + ${f:-1}))
 fi
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed${nskip:+, $nskip skipped}"
 [ "$fail" = 0 ]

@@ -5,7 +5,8 @@
 #   3. the kernel unit tests (every kernel against the host reference, all parameter sweeps and
 #      edge cases), then once more under compute-sanitizer memcheck (reduced sweep);
 #   4. the whole PETSc-level suite of tests/run.sh with the *cuda types against aijcusparse,
-#      ex45 with CUDA vectors, on 1, 2 and 4 ranks;
+#      ex45 with CUDA vectors, on 1, 2 and 4 ranks, with the solver paths (GAMG, ML, PCMG, MUMPS...)
+#      and the types of PCMG's levels (every level's operator in ex45's -ksp_view a GPU type);
 #   5. zero-copy: inside KSPSolve a *cuda type copies no more between host and GPU than aijcusparse.
 # Prints "N passed, M failed" last; exits nonzero on any failure.
 set -u
