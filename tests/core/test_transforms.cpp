@@ -5,7 +5,9 @@
 //   - split_rows: the head keeps the first K entries of every row in place, the tail the rest of
 //     the longer rows, every entry of A exactly once, for K = 1, 2, 3, the longest row and beyond;
 //   - choose_split: the user's K, per-matrix choice on long rows only, never for stencils;
-//   - the tail's footprint counts exactly the bytes of its arrays.
+//   - the tail's footprint counts exactly the bytes of its arrays;
+//   - transpose: row c of A^T lists the entries of column c of A in row order, exactly, and
+//     nothing else.
 #include "../../src/mat/impls/common/core/transform.hpp"
 #include "../common/check.hpp"
 #include "../common/matrices.hpp"
@@ -116,6 +118,26 @@ bool check_split(const Csr<V> &A, std::int64_t K, std::string &why)
   return true;
 }
 
+// B = transpose(A): walking A row by row, each entry (i, c, v) must be the next one of B's row c.
+template <class I, class V>
+bool check_transpose(const Csr<V> &A, std::string &why)
+{
+  const gpumats::Csr<V, I> B = transpose<I>(A.view());
+  if (B.nrows != A.ncols || B.ncols != A.nrows) return why = "dimensions not swapped", false;
+  if (B.nnz() != A.nnz() || std::int64_t(B.row_ptr.back()) != A.nnz()) return why = "entry count differs", false;
+  std::vector<std::int64_t> cursor(B.row_ptr.begin(), B.row_ptr.end() - 1);
+  for (std::int64_t i = 0; i < A.nrows; ++i)
+    for (std::int64_t k = std::int64_t(A.row_ptr[std::size_t(i)]); k < std::int64_t(A.row_ptr[std::size_t(i + 1)]); ++k) {
+      const std::int64_t c = A.col_ind[std::size_t(k)], slot = cursor[std::size_t(c)]++;
+      if (slot >= std::int64_t(B.row_ptr[std::size_t(c + 1)])) return why = "row " + std::to_string(c) + " of the transpose is short", false;
+      if (std::int64_t(B.col_ind[std::size_t(slot)]) != i || !same(B.val[std::size_t(slot)], A.val[std::size_t(k)]))
+        return why = "entry (" + std::to_string(i) + ", " + std::to_string(c) + ") misplaced", false;
+    }
+  for (std::int64_t c = 0; c < B.nrows; ++c)
+    if (cursor[std::size_t(c)] != std::int64_t(B.row_ptr[std::size_t(c + 1)])) return why = "row " + std::to_string(c) + " of the transpose has extra entries", false;
+  return true;
+}
+
 template <class V, class I>
 void run_all(const char *vname, const char *iname)
 {
@@ -141,6 +163,14 @@ void run_all(const char *vname, const char *iname)
       why = std::string("unexpected exception: ") + e.what(), ok = false;
     }
     check::record(ok, std::string("split/") + vname + "/" + iname + "/" + m.name, why);
+
+    ok = true;
+    try {
+      ok = check_transpose<I>(A, why);
+    } catch (const std::exception &e) {
+      why = std::string("unexpected exception: ") + e.what(), ok = false;
+    }
+    check::record(ok, std::string("transpose/") + vname + "/" + iname + "/" + m.name, why);
   }
 }
 
@@ -213,6 +243,15 @@ void by_hand()
                   "split/row-ptr-with-offset");
   }
 
+  {
+    // [[1 2 0], [0 0 3]] -> [[1 0], [2 0], [0 3]]
+    const std::vector<std::int32_t> ptr{0, 2, 3}, col{0, 1, 2};
+    const std::vector<double>       val{1, 2, 3};
+    const auto                      T = transpose(CsrView<double, std::int32_t, std::int32_t>{2, 3, ptr.data(), col.data(), val.data()});
+    check::record(T.nrows == 3 && T.ncols == 2 && T.row_ptr == std::vector<std::int32_t>{0, 1, 2, 3} && T.col_ind == std::vector<std::int32_t>{0, 0, 1} &&
+                    T.val == std::vector<double>{1, 2, 3},
+                  "transpose/2x3-by-hand");
+  }
   expect_error("permute/not-square", [] { permute(testmat::random_matrix(4, 5, 2, 0, 1).view(), {0, 1, 2, 3}); }, "not square");
   expect_error("permute/order-too-short", [&] { permute(A.view(), {0, 1}); }, "2 entries for 3 rows");
   expect_error("permute/order-repeats", [&] { permute(A.view(), {0, 1, 1}); }, "not a permutation");

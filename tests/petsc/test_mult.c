@@ -60,6 +60,7 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
   PetscCall(VecDuplicate(yt, &yt_ref));
   PetscCall(VecDuplicate(yt, &magt));
   PetscCall(TestVector(xt, 3));
+  PetscCall(VecSet(yt, NAN));
   PetscCall(MatMultTranspose(B, xt, yt));
   PetscCall(MatMultTranspose(R, xt, yt_ref));
   {
@@ -71,6 +72,44 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
   PetscCall(CompareVecs(yt, yt_ref, magt, tol, &ok, why, sizeof(why)));
   PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose/%s/%s", type, mname));
   PetscCall(Check(comm, ok, name, why));
+
+  /* z = y + A^T x, z != y, and in place; the magnitude bound of |A^T| |x| + |y| */
+  {
+    Vec yint, zt, zt_ref, magzt;
+    Mat At;
+    PetscCall(VecDuplicate(yt, &yint));
+    PetscCall(VecDuplicate(yt, &zt));
+    PetscCall(VecDuplicate(yt, &zt_ref));
+    PetscCall(VecDuplicate(yt, &magzt));
+    PetscCall(TestVector(yint, 4));
+    PetscCall(MatTranspose(Aaij, MAT_INITIAL_MATRIX, &At));
+    PetscCall(Magnitude(At, xt, yint, magzt));
+    PetscCall(VecSet(zt, NAN));
+    PetscCall(MatMultTransposeAdd(B, xt, yint, zt));
+    PetscCall(MatMultTransposeAdd(R, xt, yint, zt_ref));
+    PetscCall(CompareVecs(zt, zt_ref, magzt, tol, &ok, why, sizeof(why)));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "multtransposeadd/%s/%s", type, mname));
+    PetscCall(Check(comm, ok, name, why));
+    PetscCall(VecCopy(yint, zt));
+    PetscCall(MatMultTransposeAdd(B, xt, zt, zt));
+    PetscCall(CompareVecs(zt, zt_ref, magzt, tol, &ok, why, sizeof(why)));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "multtransposeadd-in-place/%s/%s", type, mname));
+    PetscCall(Check(comm, ok, name, why));
+    /* a change of values after a product with A^T: the transposed copy must not be used stale */
+    PetscCall(MatScale(B, -3.0));
+    PetscCall(MatScale(R, -3.0));
+    PetscCall(MatMultTranspose(B, xt, yt));
+    PetscCall(MatMultTranspose(R, xt, yt_ref));
+    PetscCall(VecScale(magt, 3.0));
+    PetscCall(CompareVecs(yt, yt_ref, magt, tol, &ok, why, sizeof(why)));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose-after-scale/%s/%s", type, mname));
+    PetscCall(Check(comm, ok, name, why));
+    PetscCall(MatDestroy(&At));
+    PetscCall(VecDestroy(&yint));
+    PetscCall(VecDestroy(&zt));
+    PetscCall(VecDestroy(&zt_ref));
+    PetscCall(VecDestroy(&magzt));
+  }
 
   /* the diagonal (Jacobi) */
   {

@@ -297,7 +297,7 @@ std::string FormatOperator::glue_notes() const
   return s;
 }
 
-PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal)
+PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed)
 {
   const PetscInt           *ia, *ja;
   const PetscScalar        *aa;
@@ -308,7 +308,7 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(f.convert_event, block, 0, 0, 0));
   PetscCall(MatGetSize(block, &m, &n));
-  const bool reorder = op.reorder_rcm && diagonal && m == n && m > 0;
+  const bool reorder = op.reorder_rcm && diagonal && !transposed && m == n && m > 0;
   PetscCheck(!reorder || m <= (PetscInt)std::numeric_limits<std::int32_t>::max(), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_gpumats_reorder rcm: a block of %" PetscInt_FMT " rows exceeds the 32-bit row order; use more MPI ranks or no reordering", m);
   PetscCall(MatGetRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
@@ -317,6 +317,11 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   const CsrIn    A{m, n, ia, ja, aa};
   PetscErrorCode err = reorder ? RcmOrder(m, ia, ja, aa, order) : PETSC_SUCCESS;
   if (!err) err = guarded(PETSC_COMM_SELF, device ? "converting to the GPU format" : "converting to the host format", [&] {
+    if (transposed) { // the copy for products with A^T: the format of A^T's rows (A's columns)
+      const Csr<PetscScalar, PetscInt> T = transpose<PetscInt>(A);
+      op.build_copy(T.view(), order, diagonal ? choose_split(op.long_rows, T.view(), !f.split_long_rows) : 0, block_size, device);
+      return;
+    }
     // the split depends on the row lengths only, which the renumbering merely reorders
     const std::int64_t split_at = diagonal ? choose_split(op.long_rows, A, !f.split_long_rows) : 0;
     op.build_copy(A, order, split_at, block_size, device);

@@ -174,7 +174,8 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
 // Builds op from a SeqAIJ block, logging the conversion and the upload; the block stays untouched.
 // diagonal: the block is a diagonal block (its columns are the rows' own unknowns), so
 // -mat_gpumats_reorder may renumber both, and -mat_gpumats_long_rows may split its rows.
-PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal);
+// transposed: op becomes the copy of the block's transpose (for products with A^T), not renumbered.
+PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed = false);
 // Prints the -mat_view ::ascii_info lines of one format copy.
 PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char *what, const FormatOperator &op, bool device);
 

@@ -16,6 +16,8 @@ struct BlockCopy {
 struct MpiData final : TypeData {
   std::unique_ptr<FormatOperator> proto; // parameters shared by both blocks
   BlockCopy                       diag, offd;
+  // copies of the blocks' transposes for MatMultTranspose(Add), built at its first use (see seq.cxx)
+  BlockCopy diag_t, offd_t;
   PetscObjectState                scatter_nz = -1; // nonzero state of A the scatter was built for
   Vec                             ghosts     = nullptr;
   VecScatter                      scatter    = nullptr;
@@ -23,13 +25,13 @@ struct MpiData final : TypeData {
   void invalidate() override
   {
     valid = false;
-    diag.id = offd.id = -1; // the blocks' own states do not move either
+    diag.id = offd.id = diag_t.id = offd_t.id = -1; // the blocks' own states do not move either
   }
 };
 
 MpiData *Mpi(Mat A) { return static_cast<MpiData *>(Data(A)); }
 
-PetscErrorCode UpdateBlock(Mat A, Mat block, BlockCopy &copy, bool diagonal)
+PetscErrorCode UpdateBlock(Mat A, Mat block, BlockCopy &copy, bool diagonal, bool transposed = false)
 {
   MpiData         *d = Mpi(A);
   PetscObjectId    id;
@@ -43,7 +45,7 @@ PetscErrorCode UpdateBlock(Mat A, Mat block, BlockCopy &copy, bool diagonal)
   if (!copy.op) copy.op = d->proto->clone_parameters();
   copy.id = -1;
   PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(BuildFromSeqAIJ(block, *d->info, *copy.op, d->device, bs, diagonal));
+  PetscCall(BuildFromSeqAIJ(block, *d->info, *copy.op, d->device, bs, diagonal, transposed));
   copy.id = id, copy.state = state;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -135,8 +137,44 @@ PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// out = A^T x + (in ? in : 0): each rank multiplies its rows' transposes, A_d^T x into out and
+// A_o^T x into the ghost vector (the contributions to other ranks' entries), which the ghost
+// scatter then adds into their owners' out in reverse.
+PetscErrorCode ApplyTranspose(Mat A, Vec x, Vec in, Vec out)
+{
+  MpiData        *d      = Mpi(A);
+  void           *stream = nullptr;
+  Mat             Ad, Ao;
+  const PetscInt *garray;
+  VecArray        xa, ia, oa, ga;
+
+  PetscFunctionBegin;
+  PetscCall(EnsureCurrent(A)); // the scatter
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+  PetscCall(UpdateBlock(A, Ad, d->diag_t, true, true));
+  PetscCall(UpdateBlock(A, Ao, d->offd_t, false, true));
+  if (d->device) PetscCall(CurrentStream(&stream));
+  PetscCall(xa.get(x, VecArray::kRead, d->device, &d->stage, 0, stream));
+  if (d->offd_t.op->total_footprint().nnz) {
+    PetscCall(ga.get(d->ghosts, VecArray::kWrite, d->device, &d->stage, 1, stream));
+    PetscCall(ApplyOperator(*d->info, *d->offd_t.op, d->device, xa.ptr(), 1, 0, nullptr, ga.ptr(), stream));
+    PetscCall(ga.restore());
+  } else PetscCall(VecSet(d->ghosts, 0));
+  if (in && in != out) PetscCall(ia.get(in, VecArray::kRead, d->device, &d->stage, 1, stream));
+  PetscCall(oa.get(out, in == out ? VecArray::kReadWrite : VecArray::kWrite, d->device, &d->stage, 2, stream));
+  PetscCall(ApplyOperator(*d->info, *d->diag_t.op, d->device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream));
+  PetscCall(oa.restore());
+  PetscCall(ia.restore());
+  PetscCall(xa.restore());
+  PetscCall(VecScatterBegin(d->scatter, d->ghosts, out, ADD_VALUES, SCATTER_REVERSE));
+  PetscCall(VecScatterEnd(d->scatter, d->ghosts, out, ADD_VALUES, SCATTER_REVERSE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode Mult(Mat A, Vec x, Vec y) { return Apply(A, x, nullptr, y); }
 PetscErrorCode MultAdd(Mat A, Vec x, Vec y, Vec z) { return Apply(A, x, y, z); }
+PetscErrorCode MultTranspose(Mat A, Vec x, Vec y) { return ApplyTranspose(A, x, nullptr, y); }
+PetscErrorCode MultTransposeAdd(Mat A, Vec x, Vec y, Vec z) { return ApplyTranspose(A, x, y, z); }
 
 PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
 {
@@ -219,6 +257,8 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
   if (changed) { // new parameters: both blocks are rebuilt before the next use
     d->diag = BlockCopy{};
     d->offd = BlockCopy{};
+    d->diag_t = BlockCopy{};
+    d->offd_t = BlockCopy{};
     d->invalidate();
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -228,7 +268,8 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 
 PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
-  const OpFn ours[kNumOps] = {(OpFn)Mult, (OpFn)MultAdd, (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions};
+  const OpFn ours[kNumOps] = {(OpFn)Mult,    (OpFn)MultAdd, (OpFn)MultTranspose,  (OpFn)MultTransposeAdd,
+                              (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

@@ -1,6 +1,6 @@
 // The sequential types seq<format>[cuda]: a SeqAIJ whose CSR stays authoritative, plus one format
 // copy (host or GPU) rebuilt at final assembly and whenever the matrix changed since (state key).
-// MatMult and MatMultAdd run in the format; everything else is SeqAIJ's, which sees an AIJ subclass
+// MatMult, MatMultAdd and their transposes run in the format; everything else is SeqAIJ's, which sees an AIJ subclass
 // (the concrete name starts with "seqaij") and builds its results in our type where it builds
 // them in A's type (MatTranspose, MatDuplicate).
 #include "kinds.hpp"
@@ -11,6 +11,19 @@ namespace {
 
 struct SeqData final : TypeData {
   std::unique_ptr<FormatOperator> op;
+  // The copy of A^T for MatMultTranspose(Add), in the same format and parameters: built at the
+  // first product with A^T after a change (most matrices never get one), kept while the matrix
+  // keeps the (id, state) it was built from. PCMG's restriction and GAMG's prolongators (which ask
+  // for MAT_FORM_EXPLICIT_TRANSPOSE) are the users; the host AIJ is not involved.
+  std::unique_ptr<FormatOperator> op_t;
+  PetscObjectId                   id_t    = 0;
+  PetscObjectState                state_t = -1;
+
+  void invalidate() override
+  {
+    valid = false;
+    op_t.reset();
+  }
 };
 
 SeqData *Seq(Mat A) { return static_cast<SeqData *>(Data(A)); }
@@ -38,20 +51,41 @@ PetscErrorCode EnsureCurrent(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// out = A x + (in ? in : 0), with in == out allowed
-PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out)
+PetscErrorCode EnsureTransposeCurrent(Mat A)
+{
+  SeqData         *d = Seq(A);
+  PetscObjectId    id;
+  PetscObjectState state;
+  PetscInt         bs;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectGetId((PetscObject)A, &id));
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  if (d->op_t && id == d->id_t && state == d->state_t) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!d->op_t) d->op_t = d->op->clone_parameters();
+  d->state_t = -1;
+  PetscCall(MatGetBlockSize(A, &bs));
+  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op_t, d->device, bs, true, true));
+  d->id_t = id, d->state_t = state;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// out = op(A) x + (in ? in : 0), op(A) = A or A^T, with in == out allowed
+PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out, bool transpose = false)
 {
   SeqData *d      = Seq(A);
   void    *stream = nullptr;
   VecArray xa, ia, oa;
 
   PetscFunctionBegin;
-  PetscCall(EnsureCurrent(A));
+  if (transpose) PetscCall(EnsureTransposeCurrent(A));
+  else PetscCall(EnsureCurrent(A));
+  FormatOperator &op = transpose ? *d->op_t : *d->op;
   if (d->device) PetscCall(CurrentStream(&stream));
   PetscCall(xa.get(x, VecArray::kRead, d->device, &d->stage, 0, stream));
   if (in && in != out) PetscCall(ia.get(in, VecArray::kRead, d->device, &d->stage, 1, stream));
   PetscCall(oa.get(out, in == out ? VecArray::kReadWrite : VecArray::kWrite, d->device, &d->stage, 2, stream));
-  PetscCall(ApplyOperator(*d->info, *d->op, d->device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream));
+  PetscCall(ApplyOperator(*d->info, op, d->device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream));
   PetscCall(oa.restore());
   PetscCall(ia.restore());
   PetscCall(xa.restore());
@@ -60,6 +94,8 @@ PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out)
 
 PetscErrorCode Mult(Mat A, Vec x, Vec y) { return Apply(A, x, nullptr, y); }
 PetscErrorCode MultAdd(Mat A, Vec x, Vec y, Vec z) { return Apply(A, x, y, z); }
+PetscErrorCode MultTranspose(Mat A, Vec x, Vec y) { return Apply(A, x, nullptr, y, true); }
+PetscErrorCode MultTransposeAdd(Mat A, Vec x, Vec y, Vec z) { return Apply(A, x, y, z, true); }
 
 PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
 {
@@ -125,7 +161,8 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 
 PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
-  const OpFn ours[kNumOps] = {(OpFn)Mult, (OpFn)MultAdd, (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions};
+  const OpFn ours[kNumOps] = {(OpFn)Mult,    (OpFn)MultAdd, (OpFn)MultTranspose,  (OpFn)MultTransposeAdd,
+                              (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

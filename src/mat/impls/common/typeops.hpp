@@ -13,8 +13,9 @@ namespace gpumats {
 
 using OpFn = void (*)(void);
 
-enum OpIndex { kMult, kMultAdd, kAssemblyEnd, kDestroy, kDuplicate, kView, kSetFromOptions, kNumOps };
-constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT, MATOP_MULT_ADD, MATOP_ASSEMBLY_END, MATOP_DESTROY, MATOP_DUPLICATE, MATOP_VIEW, MATOP_SET_FROM_OPTIONS};
+enum OpIndex { kMult, kMultAdd, kMultTranspose, kMultTransposeAdd, kAssemblyEnd, kDestroy, kDuplicate, kView, kSetFromOptions, kNumOps };
+constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,         MATOP_MULT_ADD, MATOP_MULT_TRANSPOSE, MATOP_MULT_TRANSPOSE_ADD, MATOP_ASSEMBLY_END,
+                                               MATOP_DESTROY,      MATOP_DUPLICATE, MATOP_VIEW,          MATOP_SET_FROM_OPTIONS};
 
 // Base of the Seq and MPI per-matrix data (A->spptr).
 struct TypeData {

@@ -64,6 +64,36 @@ Csr<V, I> permute(const CsrView<V, RI, CI> &A, const std::vector<std::int32_t> &
   return B;
 }
 
+// B = A^T as a CSR (counting sort by column: O(nnz + ncols), rows of B sorted by column because
+// A's rows are visited in order). The copy a format keeps for products with the transpose
+// (MatMultTranspose): the formats read their rows, so A^T x is a row-wise product of B.
+template <class I = std::int32_t, class V, class RI, class CI>
+Csr<V, I> transpose(const CsrView<V, RI, CI> &A)
+{
+  if (A.nnz() > std::int64_t(std::numeric_limits<I>::max()) || A.nrows > std::int64_t(std::numeric_limits<I>::max()))
+    throw FormatError("transpose: too many entries or rows for the index type");
+  Csr<V, I> B;
+  B.nrows = A.ncols, B.ncols = A.nrows;
+  B.row_ptr.assign(std::size_t(B.nrows + 1), I(0));
+  for (std::int64_t i = 0; i < A.nrows; ++i)
+    for (std::int64_t k = A.row_begin(i); k < A.row_end(i); ++k) {
+      const std::int64_t c = std::int64_t(A.col_ind[k]);
+      if (c < 0 || c >= A.ncols) throw FormatError("transpose: column " + std::to_string(c) + " outside 0.." + std::to_string(A.ncols - 1));
+      ++B.row_ptr[std::size_t(c + 1)];
+    }
+  for (std::int64_t r = 0; r < B.nrows; ++r) B.row_ptr[r + 1] += B.row_ptr[r];
+  B.col_ind.resize(std::size_t(A.nnz()));
+  B.val.resize(std::size_t(A.nnz()));
+  std::vector<I> next(B.row_ptr.begin(), B.row_ptr.end() - 1);
+  for (std::int64_t i = 0; i < A.nrows; ++i)
+    for (std::int64_t k = A.row_begin(i); k < A.row_end(i); ++k) {
+      const I slot              = next[std::size_t(A.col_ind[k])]++;
+      B.col_ind[std::size_t(slot)] = I(i);
+      B.val[std::size_t(slot)]     = A.val[k];
+    }
+  return B;
+}
+
 // The tail of a long-row split: the entries of the rows longer than split_at that follow their
 // first split_at, as a CSR of those rows only. 32-bit indices, as the tail kernel reads them.
 template <class V>
