@@ -273,6 +273,8 @@ if ! skipped tutorials && ! skipped solvers; then
   start=$SECONDS
   [ -f "$PETSCCONF" ] || notok "petscconf.h" "not found at $PETSCCONF: every package is reported missing"
   for np in 1 2; do
+    # BiCG: products with the transpose (MatMultTranspose) in every iteration
+    ex2 bicg-jacobi $np -ksp_type bicg -pc_type jacobi
     # algebraic multigrid: GAMG smoothed aggregation (default) and classical, ML
     ex2 cg-gamg $np -ksp_type cg -pc_type gamg
     ex45 cg-gamg $np $G21 -ksp_type cg -pc_type gamg

@@ -32,6 +32,19 @@ inline void record(bool ok, const std::string &name, const std::string &why = ""
   std::fflush(stdout);
 }
 
+// The call must throw E with a message that mentions must_mention.
+template <class E, class F>
+void expect_error(const std::string &name, F f, const std::string &must_mention)
+{
+  try {
+    f();
+    record(false, name, "no error raised");
+  } catch (const E &e) {
+    const std::string msg = e.what();
+    record(msg.find(must_mention) != std::string::npos, name, "message lacks '" + must_mention + "': " + msg);
+  }
+}
+
 inline int finish()
 {
   std::printf("# %d checks passed, %d failed\n", passes(), failures());

@@ -7,12 +7,6 @@ namespace gpumats {
 
 namespace {
 
-struct BlockCopy {
-  std::unique_ptr<FormatOperator> op;
-  PetscObjectId                   id    = -1;
-  PetscObjectState                state = -1;
-};
-
 struct MpiData final : TypeData {
   std::unique_ptr<FormatOperator> proto; // parameters shared by both blocks
   BlockCopy                       diag, offd;
@@ -25,7 +19,7 @@ struct MpiData final : TypeData {
   void invalidate() override
   {
     valid = false;
-    diag.id = offd.id = diag_t.id = offd_t.id = -1; // the blocks' own states do not move either
+    for (BlockCopy *c : {&diag, &offd, &diag_t, &offd_t}) c->forget(); // the blocks' own states do not move either
   }
 };
 
@@ -33,20 +27,12 @@ MpiData *Mpi(Mat A) { return static_cast<MpiData *>(Data(A)); }
 
 PetscErrorCode UpdateBlock(Mat A, Mat block, BlockCopy &copy, bool diagonal, bool transposed = false)
 {
-  MpiData         *d = Mpi(A);
-  PetscObjectId    id;
-  PetscObjectState state;
-  PetscInt         bs;
+  MpiData *d = Mpi(A);
+  PetscInt bs;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectGetId((PetscObject)block, &id));
-  PetscCall(PetscObjectStateGet((PetscObject)block, &state));
-  if (copy.op && id == copy.id && state == copy.state) PetscFunctionReturn(PETSC_SUCCESS);
-  if (!copy.op) copy.op = d->proto->clone_parameters();
-  copy.id = -1;
   PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(BuildFromSeqAIJ(block, *d->info, *copy.op, d->device, bs, diagonal, transposed));
-  copy.id = id, copy.state = state;
+  PetscCall(copy.update(block, *d->info, *d->proto, d->device, bs, diagonal, transposed));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -15,14 +15,12 @@ struct SeqData final : TypeData {
   // first product with A^T after a change (most matrices never get one), kept while the matrix
   // keeps the (id, state) it was built from. PCMG's restriction and GAMG's prolongators (which ask
   // for MAT_FORM_EXPLICIT_TRANSPOSE) are the users; the host AIJ is not involved.
-  std::unique_ptr<FormatOperator> op_t;
-  PetscObjectId                   id_t    = 0;
-  PetscObjectState                state_t = -1;
+  BlockCopy transposed;
 
   void invalidate() override
   {
     valid = false;
-    op_t.reset();
+    transposed = BlockCopy{}; // also after new parameters: rebuilt from op's
   }
 };
 
@@ -53,20 +51,12 @@ PetscErrorCode EnsureCurrent(Mat A)
 
 PetscErrorCode EnsureTransposeCurrent(Mat A)
 {
-  SeqData         *d = Seq(A);
-  PetscObjectId    id;
-  PetscObjectState state;
-  PetscInt         bs;
+  SeqData *d = Seq(A);
+  PetscInt bs;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectGetId((PetscObject)A, &id));
-  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  if (d->op_t && id == d->id_t && state == d->state_t) PetscFunctionReturn(PETSC_SUCCESS);
-  if (!d->op_t) d->op_t = d->op->clone_parameters();
-  d->state_t = -1;
   PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op_t, d->device, bs, true, true));
-  d->id_t = id, d->state_t = state;
+  PetscCall(d->transposed.update(A, *d->info, *d->op, d->device, bs, true, true));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -80,7 +70,7 @@ PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out, bool transpose = false)
   PetscFunctionBegin;
   if (transpose) PetscCall(EnsureTransposeCurrent(A));
   else PetscCall(EnsureCurrent(A));
-  FormatOperator &op = transpose ? *d->op_t : *d->op;
+  FormatOperator &op = transpose ? *d->transposed.op : *d->op;
   if (d->device) PetscCall(CurrentStream(&stream));
   PetscCall(xa.get(x, VecArray::kRead, d->device, &d->stage, 0, stream));
   if (in && in != out) PetscCall(ia.get(in, VecArray::kRead, d->device, &d->stage, 1, stream));

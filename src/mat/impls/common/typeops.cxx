@@ -5,6 +5,22 @@
 
 namespace gpumats {
 
+PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOperator &proto, bool device, PetscInt block_size, bool diagonal, bool transposed)
+{
+  PetscObjectId    bid;
+  PetscObjectState bstate;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectGetId((PetscObject)block, &bid));
+  PetscCall(PetscObjectStateGet((PetscObject)block, &bstate));
+  if (op && bid == id && bstate == state) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!op) op = proto.clone_parameters();
+  id = -1;
+  PetscCall(BuildFromSeqAIJ(block, f, *op, device, block_size, diagonal, transposed));
+  id = bid, state = bstate;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode TypeData::is_current(Mat A, PetscBool *current)
 {
   PetscObjectId    aid;

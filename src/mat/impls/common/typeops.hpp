@@ -17,6 +17,18 @@ enum OpIndex { kMult, kMultAdd, kMultTranspose, kMultTransposeAdd, kAssemblyEnd,
 constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,         MATOP_MULT_ADD, MATOP_MULT_TRANSPOSE, MATOP_MULT_TRANSPOSE_ADD, MATOP_ASSEMBLY_END,
                                                MATOP_DESTROY,      MATOP_DUPLICATE, MATOP_VIEW,          MATOP_SET_FROM_OPTIONS};
 
+// A format copy of a SeqAIJ block, or of its transpose, kept while the block keeps the (id, state)
+// it was built from: the MPI types' diagonal and off-diagonal blocks and every transposed copy.
+struct BlockCopy {
+  std::unique_ptr<FormatOperator> op;
+  PetscObjectId                   id    = -1;
+  PetscObjectState                state = -1;
+
+  // (re)builds op from `block` unless it is current; a new op takes proto's parameters
+  PetscErrorCode update(Mat block, const FormatInfo &f, const FormatOperator &proto, bool device, PetscInt block_size, bool diagonal, bool transposed);
+  void           forget() { id = -1; } // after changes PETSc does not record in a state
+};
+
 // Base of the Seq and MPI per-matrix data (A->spptr).
 struct TypeData {
   const FormatInfo *info   = nullptr;
