@@ -50,7 +50,7 @@ static inline PetscErrorCode ConcreteName(const char *root, PetscMPIInt size, ch
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The types under test: -types a,b,c (default: the three host types) and the reference type
+/* The types under test: -types a,b,c (default: the host types of the registry) and the reference type
    they are compared with: -ref (default aij). The GPU suite passes the *cuda types and aijcusparse. */
 #define MAX_TYPES 16
 typedef struct {
@@ -67,10 +67,16 @@ static inline PetscErrorCode GetTypeList(TypeList *t)
   PetscFunctionBeginUser;
   t->ntypes = MAX_TYPES;
   PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-types", t->types, &t->ntypes, &set));
-  if (!set) {
-    const char *def[] = {MATCMRS, MATSELLP, MATBELLPACK};
-    for (int i = 0; i < 3; i++) PetscCall(PetscStrallocpy(def[i], &t->types[i]));
-    t->ntypes = 3;
+  if (!set) { /* every host type of the library's registry */
+    PetscInt           n;
+    const char *const *roots;
+    PetscCall(PetscGpuMatsGetTypes(&n, &roots, NULL, NULL));
+    t->ntypes = 0;
+    for (PetscInt i = 0; i < n && t->ntypes < MAX_TYPES; i++) {
+      PetscBool gpu;
+      PetscCall(PetscStrendswith(roots[i], "cuda", &gpu));
+      if (!gpu) PetscCall(PetscStrallocpy(roots[i], &t->types[t->ntypes++]));
+    }
   }
   PetscCall(PetscStrncpy(t->ref, MATAIJ, sizeof(t->ref)));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-ref", t->ref, sizeof(t->ref), NULL));
