@@ -12,7 +12,7 @@
 # It prints "N passed, M failed" last and exits nonzero if anything failed. Full logs: build/test-logs.
 #
 # Environment (the GPU suite, tests/gpu/run.sh, sets these):
-#   GPUMATS_TYPES  types under test        (default: cmrs sellp bellpack)
+#   GPUMATS_TYPES  types under test        (default: the registry's host types)
 #   GPUMATS_REF    reference type          (default: aij)
 #   GPUMATS_FACTOR_REF  reference for the cases whose factorization our types leave to AIJ on the
 #                  host (ICC), where aijcusparse factors on the GPU differently (default: GPUMATS_REF)
@@ -25,7 +25,9 @@ cd "$(dirname "$0")/.."
 
 BIN=${GPUMATS_BUILD:-build}/bin
 LIB=$PWD/${GPUMATS_LIBDIR:-lib}/libpetscgpumats.so
-TYPES=${GPUMATS_TYPES:-cmrs sellp bellpack}
+# the default types under test: the host types of the library's registry
+TYPES=${GPUMATS_TYPES:-$("$BIN/test_types" -list_host_types 2>/dev/null)}
+TYPES=${TYPES:-cmrs sellp bellpack} # (when test_types could not run; its own checks then fail)
 REF=${GPUMATS_REF:-aij}
 VEC=${GPUMATS_VEC:-}
 SKIP=${GPUMATS_SKIP:-}

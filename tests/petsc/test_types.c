@@ -1,7 +1,8 @@
 static char help[] = "Type names: every concrete type is an AIJ subclass by PETSc's prefix test and passes no other PETSc type's test;\n"
                      "the header's MAT... macros name the registry's types; root names pick the concrete seq/mpi type;\n"
                      "PETSc's solver registry offers its AIJ factorizations for our types.\n"
-                     "  -types a,b,c : types to create (default: the host types; *cuda types need a GPU)\n";
+                     "  -types a,b,c : types to create (default: the host types; *cuda types need a GPU)\n"
+                     "  -list_host_types : only print the registry's host types, one line, and stop (tests/run.sh's default)\n";
 
 #include <petsc/private/matimpl.h> /* MatList: every type name PETSc knows */
 #include "check.h"
@@ -110,6 +111,20 @@ int main(int argc, char **argv)
   PetscCall(PetscGpuMatsInitialize());
   PetscCall(MatInitializePackage());
   PetscCall(PetscGpuMatsGetTypes(&n, &roots, &seq, &mpi));
+  {
+    PetscBool list = PETSC_FALSE;
+    PetscCall(PetscOptionsGetBool(NULL, NULL, "-list_host_types", &list, NULL));
+    if (list) {
+      for (PetscInt i = 0; i < n; i++) {
+        PetscBool gpu;
+        PetscCall(PetscStrendswith(roots[i], "cuda", &gpu));
+        if (!gpu) PetscCall(PetscPrintf(comm, "%s ", roots[i]));
+      }
+      PetscCall(PetscPrintf(comm, "\n"));
+      PetscCall(PetscFinalize());
+      return 0;
+    }
+  }
   PetscCall(PetscFunctionListGet(MatList, &petsc, &np));
   PetscCall(Check(comm, (PetscBool)(n >= 7 && np > 2 * n), "registry-and-petsc-type-lists", "too few types listed"));
 
