@@ -317,14 +317,15 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   const CsrIn    A{m, n, ia, ja, aa};
   PetscErrorCode err = reorder ? RcmOrder(m, ia, ja, aa, order) : PETSC_SUCCESS;
   if (!err) err = guarded(PETSC_COMM_SELF, device ? "converting to the GPU format" : "converting to the host format", [&] {
-    if (transposed) { // the copy for products with A^T: the format of A^T's rows (A's columns)
-      const Csr<PetscScalar, PetscInt> T = transpose<PetscInt>(A);
-      op.build_copy(T.view(), order, diagonal ? choose_split(op.long_rows, T.view(), !f.split_long_rows) : 0, block_size, device);
-      return;
+    Csr<PetscScalar, PetscInt> T; // the copy for products with A^T holds A^T's rows (A's columns)
+    CsrIn                      B = A;
+    if (transposed) {
+      T = transpose<PetscInt>(A);
+      B = T.view();
     }
     // the split depends on the row lengths only, which the renumbering merely reorders
-    const std::int64_t split_at = diagonal ? choose_split(op.long_rows, A, !f.split_long_rows) : 0;
-    op.build_copy(A, order, split_at, block_size, device);
+    const std::int64_t split_at = diagonal ? choose_split(op.long_rows, B, !f.split_long_rows) : 0;
+    op.build_copy(B, order, split_at, block_size, device);
   });
   PetscCall(MatSeqAIJRestoreArrayRead(block, &aa));
   PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));

@@ -3,6 +3,8 @@
 // ghost exchange, runs the diagonal block while it is in flight, then adds the off-diagonal block.
 #include "kinds.hpp"
 
+#include <array>
+
 namespace gpumats {
 
 namespace {
@@ -16,10 +18,12 @@ struct MpiData final : TypeData {
   Vec                             ghosts     = nullptr;
   VecScatter                      scatter    = nullptr;
 
+  std::array<BlockCopy *, 4> copies() { return {&diag, &offd, &diag_t, &offd_t}; }
+
   void invalidate() override
   {
     valid = false;
-    for (BlockCopy *c : {&diag, &offd, &diag_t, &offd_t}) c->forget(); // the blocks' own states do not move either
+    for (BlockCopy *c : copies()) c->forget(); // the blocks' own states do not move either
   }
 };
 
@@ -240,11 +244,8 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 
   PetscFunctionBegin;
   PetscCall(SetFromOptionsCommon(A, PetscOptionsObject, *d->proto, &changed));
-  if (changed) { // new parameters: both blocks are rebuilt before the next use
-    d->diag = BlockCopy{};
-    d->offd = BlockCopy{};
-    d->diag_t = BlockCopy{};
-    d->offd_t = BlockCopy{};
+  if (changed) { // new parameters: every block copy is rebuilt before the next use
+    for (BlockCopy *c : d->copies()) *c = BlockCopy{};
     d->invalidate();
   }
   PetscFunctionReturn(PETSC_SUCCESS);

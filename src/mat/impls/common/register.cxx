@@ -17,6 +17,15 @@ constexpr std::size_t kNumFormats = sizeof(kFormats) / sizeof(kFormats[0]);
 
 FormatList formats() { return {kFormats, kFormats + kNumFormats}; }
 
+std::vector<TypeForm> type_forms()
+{
+  std::vector<TypeForm> v;
+  for (std::size_t i = 0; i < kNumFormats; ++i)
+    for (bool d : {false, true})
+      if (d || kFormats[i]->host) v.push_back({kFormats[i], d, i});
+  return v;
+}
+
 std::string root_name(const FormatInfo &f, bool device) { return std::string(f.name) + (device ? "cuda" : ""); }
 
 std::string concrete_name(const FormatInfo &f, const char *prefix, bool device) { return std::string(prefix) + "aij" + f.stem + (device ? "cuda" : ""); }
@@ -24,15 +33,12 @@ std::string concrete_name(const FormatInfo &f, const char *prefix, bool device) 
 const FormatInfo *find_type(const char *type_name, bool *device)
 {
   if (!type_name) return nullptr;
-  for (const FormatInfo *f : formats())
-    for (bool d : {false, true}) {
-      if (!d && !f->host) continue;
-      for (const std::string &n : {root_name(*f, d), concrete_name(*f, "seq", d), concrete_name(*f, "mpi", d)})
-        if (n == type_name) {
-          if (device) *device = d;
-          return f;
-        }
-    }
+  for (const TypeForm &t : type_forms())
+    for (const std::string &n : {root_name(*t.format, t.device), concrete_name(*t.format, "seq", t.device), concrete_name(*t.format, "mpi", t.device)})
+      if (n == type_name) {
+        if (device) *device = t.device;
+        return t.format;
+      }
   return nullptr;
 }
 
@@ -85,8 +91,8 @@ std::string upper(const std::string &s)
   return u;
 }
 
-// Root, seq and mpi names of every type, kept for the life of the process: PetscGpuMatsGetTypes
-// hands out pointers to them.
+// Root, seq and mpi names of every type in the order of type_forms(), kept for the life of the
+// process: PetscGpuMatsGetTypes hands out pointers to them.
 struct Names {
   std::vector<std::string>  root, seq, mpi;
   std::vector<const char *> root_c, seq_c, mpi_c;
@@ -95,13 +101,11 @@ const Names &names()
 {
   static const Names n = [] {
     Names v;
-    for (const FormatInfo *f : formats())
-      for (bool d : {false, true})
-        if (d || f->host) {
-          v.root.push_back(root_name(*f, d));
-          v.seq.push_back(concrete_name(*f, "seq", d));
-          v.mpi.push_back(concrete_name(*f, "mpi", d));
-        }
+    for (const TypeForm &t : type_forms()) {
+      v.root.push_back(root_name(*t.format, t.device));
+      v.seq.push_back(concrete_name(*t.format, "seq", t.device));
+      v.mpi.push_back(concrete_name(*t.format, "mpi", t.device));
+    }
     for (std::size_t i = 0; i < v.root.size(); ++i) {
       v.root_c.push_back(v.root[i].c_str());
       v.seq_c.push_back(v.seq[i].c_str());
@@ -121,17 +125,17 @@ PetscErrorCode PetscGpuMatsInitialize(void)
 {
   PetscFunctionBegin;
   if (registered) PetscFunctionReturn(PETSC_SUCCESS);
-  for (std::size_t i = 0; i < kNumFormats; ++i) {
-    FormatInfo &f = *kFormats[i];
-    PetscCall(PetscLogEventRegister((upper(f.name) + "Convert").c_str(), MAT_CLASSID, &f.convert_event));
-    PetscCall(PetscLogEventRegister((upper(f.name) + "SpMV").c_str(), MAT_CLASSID, &f.spmv_event));
-    for (bool d : {false, true}) {
-      if (!d && !f.host) continue;
-      const std::string root = root_name(f, d), seq = concrete_name(f, "seq", d), mpi = concrete_name(f, "mpi", d);
-      PetscCall(MatRegisterRootName(root.c_str(), seq.c_str(), mpi.c_str()));
-      PetscCall(MatRegister(seq.c_str(), kCreators[i].seq[d]));
-      PetscCall(MatRegister(mpi.c_str(), kCreators[i].mpi[d]));
-    }
+  for (FormatInfo *f : formats()) {
+    PetscCall(PetscLogEventRegister((upper(f->name) + "Convert").c_str(), MAT_CLASSID, &f->convert_event));
+    PetscCall(PetscLogEventRegister((upper(f->name) + "SpMV").c_str(), MAT_CLASSID, &f->spmv_event));
+  }
+  const std::vector<TypeForm> forms = type_forms();
+  const Names                &n     = names(); // in the order of type_forms()
+  for (std::size_t k = 0; k < forms.size(); ++k) {
+    const Creators &c = kCreators[forms[k].index];
+    PetscCall(MatRegisterRootName(n.root[k].c_str(), n.seq[k].c_str(), n.mpi[k].c_str()));
+    PetscCall(MatRegister(n.seq[k].c_str(), c.seq[forms[k].device]));
+    PetscCall(MatRegister(n.mpi[k].c_str(), c.mpi[forms[k].device]));
   }
   PetscCall(PetscRegisterFinalize(ForgetRegistration));
   registered = PETSC_TRUE;

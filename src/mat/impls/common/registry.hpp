@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace gpumats {
 
@@ -41,6 +42,15 @@ struct FormatList {
   FormatInfo *const *end() const { return last; }
 };
 FormatList formats();
+
+// Every registered type: each format's host form (where it has one), then its GPU form, in
+// registry order. index is the format's position in the registry.
+struct TypeForm {
+  FormatInfo *format;
+  bool        device;
+  std::size_t index;
+};
+std::vector<TypeForm> type_forms();
 
 // "cmrscuda"; "seqaijcmrscuda" for prefix "seq".
 std::string root_name(const FormatInfo &f, bool device);

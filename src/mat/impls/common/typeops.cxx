@@ -71,9 +71,7 @@ std::vector<std::string> into_names(const std::string &from, const char *prefix,
 std::vector<std::string> convert_sources(const char *prefix)
 {
   std::vector<std::string> v{std::string(prefix) + "aij", std::string(prefix) + "aijcusparse"};
-  for (const FormatInfo *f : formats())
-    for (bool d : {false, true})
-      if (d || f->host) v.push_back(concrete_name(*f, prefix, d));
+  for (const TypeForm &t : type_forms()) v.push_back(concrete_name(*t.format, prefix, t.device));
   return v;
 }
 
