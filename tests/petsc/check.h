@@ -60,6 +60,23 @@ typedef struct {
   char     vectype[64];
 } TypeList;
 
+/* The root names of the registry's host types (at most MAX_TYPES): the names that do not end in "cuda". */
+static inline PetscErrorCode HostTypes(const char *host[MAX_TYPES], PetscInt *nhost)
+{
+  PetscInt           n;
+  const char *const *roots;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscGpuMatsGetTypes(&n, &roots, NULL, NULL));
+  *nhost = 0;
+  for (PetscInt i = 0; i < n && *nhost < MAX_TYPES; i++) {
+    PetscBool gpu;
+    PetscCall(PetscStrendswith(roots[i], "cuda", &gpu));
+    if (!gpu) host[(*nhost)++] = roots[i];
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static inline PetscErrorCode GetTypeList(TypeList *t)
 {
   PetscBool set;
@@ -68,15 +85,9 @@ static inline PetscErrorCode GetTypeList(TypeList *t)
   t->ntypes = MAX_TYPES;
   PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-types", t->types, &t->ntypes, &set));
   if (!set) { /* every host type of the library's registry */
-    PetscInt           n;
-    const char *const *roots;
-    PetscCall(PetscGpuMatsGetTypes(&n, &roots, NULL, NULL));
-    t->ntypes = 0;
-    for (PetscInt i = 0; i < n && t->ntypes < MAX_TYPES; i++) {
-      PetscBool gpu;
-      PetscCall(PetscStrendswith(roots[i], "cuda", &gpu));
-      if (!gpu) PetscCall(PetscStrallocpy(roots[i], &t->types[t->ntypes++]));
-    }
+    const char *host[MAX_TYPES];
+    PetscCall(HostTypes(host, &t->ntypes));
+    for (PetscInt i = 0; i < t->ntypes; i++) PetscCall(PetscStrallocpy(host[i], &t->types[i]));
   }
   PetscCall(PetscStrncpy(t->ref, MATAIJ, sizeof(t->ref)));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-ref", t->ref, sizeof(t->ref), NULL));

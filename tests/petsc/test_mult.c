@@ -9,6 +9,29 @@ static char help[] = "MatMult, MatMultAdd, MatMultTranspose and MatGetDiagonal o
 */
 #include "testmats.h"
 
+/* z = y + op(B) x by madd (MatMultAdd or MatMultTransposeAdd), into z prefilled with NaN and then
+   in place (z = y first), each compared with zref within tol of the magnitude bound mag */
+static PetscErrorCode CheckAdd(PetscErrorCode (*madd)(Mat, Vec, Vec, Vec), Mat B, Vec x, Vec y, Vec z, Vec zref, Vec mag, PetscReal tol, const char *what,
+                               const char *type, const char *mname)
+{
+  MPI_Comm  comm = PetscObjectComm((PetscObject)B);
+  PetscBool ok;
+  char      why[256] = "", name[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(VecSet(z, NAN));
+  PetscCall(madd(B, x, y, z));
+  PetscCall(CompareVecs(z, zref, mag, tol, &ok, why, sizeof(why)));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s/%s/%s", what, type, mname));
+  PetscCall(Check(comm, ok, name, why));
+  PetscCall(VecCopy(y, z));
+  PetscCall(madd(B, x, z, z));
+  PetscCall(CompareVecs(z, zref, mag, tol, &ok, why, sizeof(why)));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s-in-place/%s/%s", what, type, mname));
+  PetscCall(Check(comm, ok, name, why));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, const char *ref)
 {
   MPI_Comm  comm = PetscObjectComm((PetscObject)Aaij);
@@ -39,21 +62,10 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
   PetscCall(PetscSNPrintf(name, sizeof(name), "mult/%s/%s", type, mname));
   PetscCall(Check(comm, ok, name, why));
 
-  /* z = y + A x, z != y */
-  PetscCall(VecSet(z, NAN));
-  PetscCall(MatMultAdd(B, x, yin, z));
+  /* z = y + A x, z != y, and in place */
   PetscCall(MatMultAdd(R, x, yin, zref));
   PetscCall(Magnitude(Aaij, x, yin, mag));
-  PetscCall(CompareVecs(z, zref, mag, tol, &ok, why, sizeof(why)));
-  PetscCall(PetscSNPrintf(name, sizeof(name), "multadd/%s/%s", type, mname));
-  PetscCall(Check(comm, ok, name, why));
-
-  /* y = y + A x in place */
-  PetscCall(VecCopy(yin, z));
-  PetscCall(MatMultAdd(B, x, z, z));
-  PetscCall(CompareVecs(z, zref, mag, tol, &ok, why, sizeof(why)));
-  PetscCall(PetscSNPrintf(name, sizeof(name), "multadd-in-place/%s/%s", type, mname));
-  PetscCall(Check(comm, ok, name, why));
+  PetscCall(CheckAdd(MatMultAdd, B, x, yin, z, zref, mag, tol, "multadd", type, mname));
 
   /* y = A^T x (AIJ's implementation, through the type's vectors) */
   PetscCall(MatCreateVecs(B, &yt, &xt));
@@ -84,20 +96,11 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
     PetscCall(TestVector(yint, 4));
     PetscCall(MatTranspose(Aaij, MAT_INITIAL_MATRIX, &At));
     PetscCall(Magnitude(At, xt, yint, magzt));
-    PetscCall(VecSet(zt, NAN));
-    PetscCall(MatMultTransposeAdd(B, xt, yint, zt));
     /* the reference as A^T x, then + y: aijcusparse's MatMultTransposeAdd (PETSc 3.25) adds into the
        old contents of z when z != y, which are not y */
     PetscCall(MatMultTranspose(R, xt, zt_ref));
     PetscCall(VecAXPY(zt_ref, 1.0, yint));
-    PetscCall(CompareVecs(zt, zt_ref, magzt, tol, &ok, why, sizeof(why)));
-    PetscCall(PetscSNPrintf(name, sizeof(name), "multtransposeadd/%s/%s", type, mname));
-    PetscCall(Check(comm, ok, name, why));
-    PetscCall(VecCopy(yint, zt));
-    PetscCall(MatMultTransposeAdd(B, xt, zt, zt));
-    PetscCall(CompareVecs(zt, zt_ref, magzt, tol, &ok, why, sizeof(why)));
-    PetscCall(PetscSNPrintf(name, sizeof(name), "multtransposeadd-in-place/%s/%s", type, mname));
-    PetscCall(Check(comm, ok, name, why));
+    PetscCall(CheckAdd(MatMultTransposeAdd, B, xt, yint, zt, zt_ref, magzt, tol, "multtransposeadd", type, mname));
     /* a change of values after a product with A^T: the transposed copy must not be used stale */
     PetscCall(MatScale(B, -3.0));
     PetscCall(MatScale(R, -3.0));

@@ -115,11 +115,10 @@ int main(int argc, char **argv)
     PetscBool list = PETSC_FALSE;
     PetscCall(PetscOptionsGetBool(NULL, NULL, "-list_host_types", &list, NULL));
     if (list) {
-      for (PetscInt i = 0; i < n; i++) {
-        PetscBool gpu;
-        PetscCall(PetscStrendswith(roots[i], "cuda", &gpu));
-        if (!gpu) PetscCall(PetscPrintf(comm, "%s ", roots[i]));
-      }
+      const char *host[MAX_TYPES];
+      PetscInt    nhost;
+      PetscCall(HostTypes(host, &nhost));
+      for (PetscInt i = 0; i < nhost; i++) PetscCall(PetscPrintf(comm, "%s ", host[i]));
       PetscCall(PetscPrintf(comm, "\n"));
       PetscCall(PetscFinalize());
       return 0;
