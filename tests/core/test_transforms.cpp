@@ -7,7 +7,9 @@
 //   - choose_split: the user's K, per-matrix choice on long rows only, never for stencils;
 //   - the tail's footprint counts exactly the bytes of its arrays;
 //   - transpose: row c of A^T lists the entries of column c of A in row order, exactly, and
-//     nothing else.
+//     nothing else;
+//   - compress_rows: the rows with entries, each exactly as in A, their rows ascending, and every
+//     row left out empty in A; worth_compressing_rows at half the rows empty.
 #include "../../src/mat/impls/common/core/transform.hpp"
 #include "../common/check.hpp"
 #include "../common/matrices.hpp"
@@ -138,6 +140,34 @@ bool check_transpose(const Csr<V> &A, std::string &why)
   return true;
 }
 
+// compress_rows(A): row r of B is row rows[r] of A entry for entry, rows ascending, and the rows
+// of A that are not in rows are empty.
+template <class I, class V>
+bool check_compress(const Csr<V> &A, std::string &why)
+{
+  std::vector<std::int32_t> rows{7, 7, 7}; // stale contents must go
+  const auto                B = compress_rows<I>(A.view(), rows);
+  if (B.ncols != A.ncols || B.nrows != std::int64_t(rows.size()) || std::int64_t(B.row_ptr.size()) != B.nrows + 1 || B.row_ptr[0] != 0)
+    return why = "shape of the compressed CSR", false;
+  std::int64_t next = 0; // the next row of A not yet accounted for
+  for (std::int64_t r = 0; r < B.nrows; ++r) {
+    const std::int64_t i = rows[std::size_t(r)];
+    if (i < next || i >= A.nrows) return why = "rows not ascending or out of range at " + std::to_string(r), false;
+    for (; next < i; ++next)
+      if (A.row_ptr[std::size_t(next + 1)] != A.row_ptr[std::size_t(next)]) return why = "row " + std::to_string(next) + " has entries but was left out", false;
+    next = i + 1;
+    const std::int64_t len = std::int64_t(A.row_ptr[std::size_t(i + 1)] - A.row_ptr[std::size_t(i)]);
+    if (len == 0 || std::int64_t(B.row_ptr[std::size_t(r + 1)] - B.row_ptr[std::size_t(r)]) != len) return why = "row " + std::to_string(i) + " length", false;
+    for (std::int64_t k = 0; k < len; ++k) {
+      const std::size_t a = std::size_t(A.row_ptr[std::size_t(i)] + k), b = std::size_t(B.row_ptr[std::size_t(r)] + k);
+      if (std::int64_t(B.col_ind[b]) != std::int64_t(A.col_ind[a]) || !same(B.val[b], A.val[a])) return why = "entry " + std::to_string(k) + " of row " + std::to_string(i), false;
+    }
+  }
+  for (; next < A.nrows; ++next)
+    if (A.row_ptr[std::size_t(next + 1)] != A.row_ptr[std::size_t(next)]) return why = "row " + std::to_string(next) + " has entries but was left out", false;
+  return true;
+}
+
 template <class V, class I>
 void run_all(const char *vname, const char *iname)
 {
@@ -171,6 +201,14 @@ void run_all(const char *vname, const char *iname)
       why = std::string("unexpected exception: ") + e.what(), ok = false;
     }
     check::record(ok, std::string("transpose/") + vname + "/" + iname + "/" + m.name, why);
+
+    ok = true;
+    try {
+      ok = check_compress<I>(A, why);
+    } catch (const std::exception &e) {
+      why = std::string("unexpected exception: ") + e.what(), ok = false;
+    }
+    check::record(ok, std::string("compress-rows/") + vname + "/" + iname + "/" + m.name, why);
   }
 }
 
@@ -245,6 +283,24 @@ void by_hand()
     check::record(T.nrows == 3 && T.ncols == 2 && T.row_ptr == std::vector<std::int32_t>{0, 1, 2, 3} && T.col_ind == std::vector<std::int32_t>{0, 0, 1} &&
                     T.val == std::vector<double>{1, 2, 3},
                   "transpose/2x3-by-hand");
+  }
+  {
+    // rows 1 and 3 of 5 have entries; the view starts at row_ptr 2 (a block inside a larger CSR)
+    const std::int32_t        rp[6] = {2, 2, 4, 4, 5, 5}, ci[5] = {9, 9, 3, 0, 2};
+    const double              va[5] = {0, 0, 1, 2, 3};
+    const CsrView<double, std::int32_t> V{5, 4, rp, ci, va};
+    std::vector<std::int32_t> rows;
+    const auto                C = compress_rows(V, rows);
+    check::record(C.nrows == 2 && C.ncols == 4 && rows == std::vector<std::int32_t>{1, 3} && C.row_ptr == std::vector<std::int32_t>{0, 2, 3} &&
+                    C.col_ind == std::vector<std::int32_t>{3, 0, 2} && C.val == std::vector<double>{1, 2, 3},
+                  "compress-rows/by-hand");
+    // 2 of 5 rows with entries: worth it; 3 of 5: not; no rows: nothing to compress
+    check::record(worth_compressing_rows(V), "compress-rows/worth-it-at-2-of-5");
+    const std::int32_t rp3[6] = {0, 1, 1, 2, 3, 3};
+    check::record(!worth_compressing_rows(CsrView<double, std::int32_t>{5, 4, rp3, ci, va}), "compress-rows/not-worth-it-at-3-of-5");
+    check::record(!worth_compressing_rows(E.view()), "compress-rows/not-for-0-rows");
+    const auto CE = compress_rows(E.view(), rows);
+    check::record(CE.nrows == 0 && rows.empty() && CE.row_ptr == std::vector<std::int32_t>{0}, "compress-rows/0-rows");
   }
   expect_error("permute/not-square", [] { permute(testmat::random_matrix(4, 5, 2, 0, 1).view(), {0, 1, 2, 3}); }, "not square");
   expect_error("permute/order-too-short", [&] { permute(A.view(), {0, 1}); }, "2 entries for 3 rows");
