@@ -3,7 +3,9 @@
    come from a hash of (seed, row, k), so every rank builds its own rows and the matrix is the
    same whatever the number of ranks. The layouts include a rank that owns no rows (the last
    one, when there are several) and rectangular matrices, so diagonal blocks are non-square and
-   off-diagonal blocks reach columns owned by a rank without rows.
+   off-diagonal blocks reach columns owned by a rank without rows. On several ranks, "diagonal"
+   has empty off-diagonal blocks, and "sparse-coupling" off-diagonal blocks with entries in a few
+   scattered rows only (stored compressed, added through a row map).
 */
 #pragma once
 
@@ -51,7 +53,7 @@ static inline PetscErrorCode TestAssemble(Mat A)
 }
 
 /* Builds the named test matrix. Names: poisson2d, random-empty-rows, dense-row, tiny,
-   rank-without-rows, blocks3, nan-and-huge, wide */
+   rank-without-rows, blocks3, nan-and-huge, wide, diagonal, sparse-coupling */
 static inline PetscErrorCode TestMatrix(MPI_Comm comm, const char *name, Mat *A)
 {
   PetscBool is;
@@ -70,6 +72,28 @@ static inline PetscErrorCode TestMatrix(MPI_Comm comm, const char *name, Mat *A)
       if (x < g - 1) PetscCall(MatSetValue(*A, i, i + 1, -1.0, INSERT_VALUES));
       if (y > 0) PetscCall(MatSetValue(*A, i, i - g, -1.0, INSERT_VALUES));
       if (y < g - 1) PetscCall(MatSetValue(*A, i, i + g, -1.0, INSERT_VALUES));
+    }
+    PetscCall(TestAssemble(*A));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscStrcmp(name, "diagonal", &is));
+  if (is) { /* nothing couples the ranks: every off-diagonal block is empty */
+    PetscCall(TestCreate(comm, 211, 211, LAYOUT_DECIDE, 1, A));
+    PetscCall(MatGetOwnershipRange(*A, &rs, &re));
+    for (PetscInt i = rs; i < re; i++) PetscCall(MatSetValue(*A, i, i, 1.0 + TestHash(9, i, 0), INSERT_VALUES));
+    PetscCall(TestAssemble(*A));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscStrcmp(name, "sparse-coupling", &is));
+  if (is) { /* a tridiagonal band, and in one row of ten a far column: few, scattered rows reach other ranks */
+    const PetscInt n = 401;
+    PetscCall(TestCreate(comm, n, n, LAYOUT_DECIDE, 1, A));
+    PetscCall(MatGetOwnershipRange(*A, &rs, &re));
+    for (PetscInt i = rs; i < re; i++) {
+      PetscCall(MatSetValue(*A, i, i, 4.0, INSERT_VALUES));
+      if (i > 0) PetscCall(MatSetValue(*A, i, i - 1, -1.0 + TestHash(10, i, 1), INSERT_VALUES));
+      if (i < n - 1) PetscCall(MatSetValue(*A, i, i + 1, -1.0 + TestHash(10, i, 2), INSERT_VALUES));
+      if (TestHash(10, i, 3) < 0.1) PetscCall(MatSetValue(*A, i, (PetscInt)(TestHash(10, i, 4) * n), TestHash(10, i, 5) - 0.5, INSERT_VALUES));
     }
     PetscCall(TestAssemble(*A));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -131,7 +155,7 @@ static inline PetscErrorCode TestMatrix(MPI_Comm comm, const char *name, Mat *A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static const char *const test_matrices[] = {"poisson2d", "random-empty-rows", "dense-row", "tiny", "rank-without-rows", "blocks3", "nan-and-huge", "wide"};
+static const char *const test_matrices[] = {"poisson2d", "random-empty-rows", "dense-row", "tiny", "rank-without-rows", "blocks3", "nan-and-huge", "wide", "diagonal", "sparse-coupling"};
 #define NTESTMATS ((PetscInt)(sizeof(test_matrices) / sizeof(test_matrices[0])))
 
 /* A deterministic vector in [-1, 1], the same on any number of ranks. */

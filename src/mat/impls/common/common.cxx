@@ -202,6 +202,48 @@ void Reordering::apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device,
   }
 }
 
+void RowMap::build(const std::vector<std::int32_t> &rows, std::int64_t block_rows, bool device)
+{
+  clear();
+  const std::int64_t n = std::int64_t(rows.size());
+  if (device) {
+#if GPUMATS_HAVE_CUDA
+    dev_rows_ = cuda::upload(rows.data(), rows.size());
+    dev_t_.resize(std::size_t(std::max<std::int64_t>(n, 1)) * sizeof(Scalar));
+#endif
+  } else {
+    rows_ = rows;
+    t_.resize(std::size_t(n));
+  }
+  nrows_      = n;
+  block_rows_ = block_rows;
+}
+
+void RowMap::clear() { *this = RowMap{}; }
+
+Footprint RowMap::footprint() const
+{
+  Footprint f;
+  f.index_bytes = std::int64_t(sizeof(std::int32_t)) * nrows_;
+  return f;
+}
+
+template <class Product>
+void RowMap::apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream, Product &&product)
+{
+  if (ep.in != ep.out || ep.beta != Scalar(1)) throw std::logic_error("a copy of the rows with entries only can add into its output only (out = out + alpha A x)");
+  if (device) {
+#if GPUMATS_HAVE_CUDA
+    Scalar *const t = dev_t_.as<Scalar>();
+    product(x, Epilogue<Scalar>{1, 0, nullptr, t});
+    cuda::scatter_epilogue(ep, t, dev_rows_.as<std::int32_t>(), nrows_, stream);
+#endif
+  } else {
+    product(x, Epilogue<Scalar>{1, 0, nullptr, t_.data()});
+    for (std::int64_t j = 0; j < nrows_; ++j) ep.apply(rows_[std::size_t(j)], t_[std::size_t(j)]);
+  }
+}
+
 void LongRowTail::build(RowTail<Scalar> &&tail, bool device)
 {
   clear();
@@ -240,14 +282,21 @@ void LongRowTail::apply(const Scalar *x, Scalar *y, Scalar alpha, bool device, v
   }
 }
 
-void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, PetscInt block_size, bool device)
+void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, PetscInt block_size, bool device, bool compress_rows)
 {
   reorder_.clear();
   tail_.clear();
+  rowmap_.clear();
   total_footprint_ = Footprint{};
+  if (compress_rows && (!order.empty() || split_at)) throw std::logic_error("row compression of a renumbered or split block");
   try {
-    Csr<Scalar, PetscInt> P, H; // the block in the copy's order; the head of its rows after a split
+    Csr<Scalar, PetscInt> P, H, C; // the block in the copy's order; the head of its rows after a split; its rows with entries
+    std::vector<std::int32_t> rows; // where C's rows sit in A
     CsrIn                 B = A;
+    if (compress_rows) {
+      C = gpumats::compress_rows<PetscInt>(A, rows);
+      B = C.view();
+    }
     if (!order.empty()) {
       P = permute<PetscInt>(A, order);
       B = P.view();
@@ -260,12 +309,15 @@ void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> 
     }
     build(B, block_size, device);
     if (!order.empty()) reorder_.build(order, device);
+    if (compress_rows) rowmap_.build(rows, A.nrows, device);
     total_footprint_ = footprint();
     total_footprint_.add_part(tail_.footprint());
+    if (compress_rows) total_footprint_.add_part(rowmap_.footprint()).rows = A.nrows; // the copy stands for the whole block
   } catch (...) {
     clear();
     reorder_.clear();
     tail_.clear();
+    rowmap_.clear();
     total_footprint_ = Footprint{};
     throw;
   }
@@ -284,13 +336,16 @@ void FormatOperator::apply(const Scalar *x, const Epilogue<Scalar> &ep, bool dev
 #endif
     tail_.apply(xc, epc.out, epc.alpha, device, stream);
   };
-  if (reorder_.active()) reorder_.apply(x, ep, device, stream, product);
+  if (rowmap_.active()) rowmap_.apply(x, ep, device, stream, product);
+  else if (reorder_.active()) reorder_.apply(x, ep, device, stream, product);
   else product(x, ep);
 }
 
 std::string FormatOperator::glue_notes() const
 {
   std::string s = reorder_.active() ? ", rows and columns in RCM order" : (reorder_rcm ? ", RCM requested" : "");
+  if (rowmap_.active())
+    s += ", rows with entries only: " + std::to_string(rowmap_.nrows()) + " of " + std::to_string(rowmap_.block_rows()) + ", added through a row map";
   if (tail_.split_at())
     s += ", rows longer than " + std::to_string(tail_.split_at()) + " split: " + std::to_string(tail_.nnz()) + " entries of " + std::to_string(tail_.nrows()) +
          " rows in a warp-per-row tail";
@@ -325,7 +380,9 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
     }
     // the split depends on the row lengths only, which the renumbering merely reorders
     const std::int64_t split_at = diagonal ? choose_split(op.long_rows, B, !f.split_long_rows) : 0;
-    op.build_copy(B, order, split_at, block_size, device);
+    // an off-diagonal block keeps its rows with entries only where most rows have none
+    const bool compress = !diagonal && !transposed && worth_compressing_rows(B);
+    op.build_copy(B, order, split_at, block_size, device, compress);
   });
   PetscCall(MatSeqAIJRestoreArrayRead(block, &aa));
   PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));

@@ -87,6 +87,34 @@ private:
 #endif
 };
 
+// The row map of a copy that holds the rows of its block that have entries only (off-diagonal
+// blocks of the MPI types, see worth_compressing_rows): the format multiplies those rows into a
+// scratch vector, which is then added into their rows of the output through the map, so a product
+// never sweeps the rows without entries. Owns the map and the scratch, on the host or the GPU.
+class RowMap {
+public:
+  void build(const std::vector<std::int32_t> &rows, std::int64_t block_rows, bool device);
+  void clear();
+  bool         active() const { return block_rows_ > 0; }
+  std::int64_t nrows() const { return nrows_; }           // rows with entries, the copy's rows
+  std::int64_t block_rows() const { return block_rows_; } // rows of the whole block
+  Footprint    footprint() const;                         // the map (the scratch is the output's stand-in)
+  // out = ep(A x) for a copy of A's rows with entries, where product(x, epc) applies epc to the
+  // format's product of those rows. Rows without entries are left untouched, which is ep only when
+  // it adds into its output (in == out, beta 1): the one product the MPI types ask of such a copy;
+  // anything else throws std::logic_error.
+  template <class Product>
+  void apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream, Product &&product);
+
+private:
+  std::int64_t              nrows_ = 0, block_rows_ = 0;
+  std::vector<std::int32_t> rows_;
+  std::vector<Scalar>       t_;
+#if GPUMATS_HAVE_CUDA
+  cuda::Buffer dev_rows_, dev_t_;
+#endif
+};
+
 // One format copy of one CSR block (the whole matrix for Seq types, the diagonal or the
 // off-diagonal block for MPI types), on the host or on the GPU, with its parameters. The format
 // is the subclass's (build, mult_*); what the glue adds around it (renumbering, long-row tail) and
@@ -102,14 +130,15 @@ public:
   PetscInt long_rows = -1;
 
   // Builds the copy of block A: renumbered by `order` unless it is empty (new position ->
-  // original row and column), its rows cut after split_at entries unless that is 0. Throws like
-  // build(), and then holds nothing.
-  void build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, PetscInt block_size, bool device);
+  // original row and column), its rows cut after split_at entries unless that is 0, or (for
+  // blocks that are neither, the off-diagonal ones) with compress_rows its rows with entries only
+  // (RowMap). Throws like build(), and then holds nothing.
+  void build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, PetscInt block_size, bool device, bool compress_rows = false);
   // out = ep(A x) through the renumbering, the format and the tail; throws like mult_*
   void apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream);
   // the format's footprint plus the tail's, counted once by build_copy
   const Footprint &total_footprint() const { return total_footprint_; }
-  // what the glue adds to the format (RCM order, long-row tail), for parameters()
+  // what the glue adds to the format (RCM order, long-row tail, row map), for parameters()
   std::string glue_notes() const;
 
   virtual ~FormatOperator() = default;
@@ -137,6 +166,7 @@ public:
 private:
   Reordering  reorder_;
   LongRowTail tail_;
+  RowMap      rowmap_;
   Footprint   total_footprint_{};
 };
 
@@ -167,13 +197,17 @@ PetscErrorCode guarded(MPI_Comm comm, const char *context, F &&body)
 PetscErrorCode CheckSupported(Mat A, const FormatInfo &f, bool device);
 // Makes the GPU of this rank current (rank-local index modulo the GPUs of the node), once.
 PetscErrorCode SelectDevice(MPI_Comm comm);
+// "GPU 1 of 2, NVIDIA H200 (chosen by ...)": the current GPU, for -mat_view
+PetscErrorCode DeviceDescription(std::string *s);
 // The CUDA stream PETSc's vector operations use, so kernels are ordered with them.
 PetscErrorCode CurrentStream(void **stream);
 // Reads the format's options for A (from SetFromOptions and from conversions).
 PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, OptionItems PetscOptionsObject, PetscBool *changed);
 // Builds op from a SeqAIJ block, logging the conversion and the upload; the block stays untouched.
 // diagonal: the block is a diagonal block (its columns are the rows' own unknowns), so
-// -mat_gpumats_reorder may renumber both, and -mat_gpumats_long_rows may split its rows.
+// -mat_gpumats_reorder may renumber both, and -mat_gpumats_long_rows may split its rows; an
+// off-diagonal block (not diagonal, not transposed) keeps its rows with entries only where at most
+// half of its rows have any (RowMap).
 // transposed: op becomes the copy of the block's transpose (for products with A^T), not renumbered.
 PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed = false);
 // Prints the -mat_view ::ascii_info lines of one format copy.

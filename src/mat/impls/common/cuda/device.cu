@@ -37,6 +37,20 @@ void set_device(int device) { check(cudaSetDevice(device), "cudaSetDevice"); }
 
 void synchronize(void *stream) { check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize"); }
 
+int current_device()
+{
+  int d = -1;
+  check(cudaGetDevice(&d), "cudaGetDevice");
+  return d;
+}
+
+std::string device_name(int device)
+{
+  cudaDeviceProp p;
+  check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
+  return p.name;
+}
+
 Buffer::~Buffer()
 {
   if (ptr_) cudaFree(ptr_); // never throws from a destructor; a failed free has nothing to recover
@@ -67,6 +81,63 @@ void copy_to_device(void *dst, const void *src, std::size_t bytes, void *stream)
   check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync to device");
 }
 
+void copy_to_host(void *dst, const void *src, std::size_t bytes, void *stream)
+{
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync to host");
+}
+
+PinnedBuffer::~PinnedBuffer()
+{
+  if (ptr_) cudaFreeHost(ptr_);
+}
+
+void PinnedBuffer::resize(std::size_t bytes)
+{
+  if (bytes <= bytes_) return;
+  if (ptr_) check(cudaFreeHost(ptr_), "cudaFreeHost");
+  ptr_ = nullptr, bytes_ = 0;
+  void *p = nullptr;
+  check(cudaMallocHost(&p, bytes), "cudaMallocHost", bytes);
+  ptr_ = p, bytes_ = bytes;
+}
+
+Stream::~Stream()
+{
+  if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+}
+
+void *Stream::get()
+{
+  if (!stream_) {
+    int          least = 0, greatest = 0;
+    cudaStream_t s     = nullptr;
+    check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+    check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest), "cudaStreamCreateWithPriority");
+    stream_ = s;
+  }
+  return stream_;
+}
+
+Event::~Event()
+{
+  if (event_) cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+}
+
+void Event::record(void *stream)
+{
+  if (!event_) {
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    event_ = e;
+  }
+  check(cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(stream)), "cudaEventRecord");
+}
+
+void Event::wait(void *stream) const
+{
+  if (event_) check(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event_), 0), "cudaStreamWaitEvent");
+}
+
 void copy_to_host_sync(void *dst, const void *src, std::size_t bytes, void *stream)
 {
   check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync to host");
@@ -86,6 +157,12 @@ __global__ void gather_epilogue_kernel(Epilogue<V> ep, const V *__restrict__ y, 
   const std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= n) return;
   ep.apply(j, __ldg(y + idx[j]));
+}
+template <class V>
+__global__ void scatter_epilogue_kernel(Epilogue<V> ep, const V *__restrict__ t, const std::int32_t *__restrict__ idx, std::int64_t n)
+{
+  const std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j < n) ep.apply(idx[j], t[j]);
 }
 template <class V>
 __global__ void tail_kernel(const V *__restrict__ x, V *__restrict__ y, V alpha, const std::int32_t *__restrict__ rows, const std::int32_t *__restrict__ ptr,
@@ -127,6 +204,15 @@ void gather_epilogue(const Epilogue<V> &ep, const V *y, const std::int32_t *idx,
   gather_epilogue_kernel<V><<<unsigned((n + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(ep, y, idx, n);
   check_launch("gather epilogue kernel");
 }
+template <class V>
+void scatter_epilogue(const Epilogue<V> &ep, const V *t, const std::int32_t *idx, std::int64_t n, void *stream)
+{
+  if (!n) return;
+  scatter_epilogue_kernel<V><<<unsigned((n + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(ep, t, idx, n);
+  check_launch("scatter epilogue kernel");
+}
+template void scatter_epilogue<float>(const Epilogue<float> &, const float *, const std::int32_t *, std::int64_t, void *);
+template void scatter_epilogue<double>(const Epilogue<double> &, const double *, const std::int32_t *, std::int64_t, void *);
 template void gather<float>(float *, const float *, const std::int32_t *, std::int64_t, void *);
 template void gather<double>(double *, const double *, const std::int32_t *, std::int64_t, void *);
 template void gather_epilogue<float>(const Epilogue<float> &, const float *, const std::int32_t *, std::int64_t, void *);

@@ -26,6 +26,9 @@ private:
 int  device_count(std::string *why);
 void set_device(int device);
 void synchronize(void *stream);
+// The current device and a device's name, for -mat_view
+int         current_device();
+std::string device_name(int device);
 
 // Device memory with one owner and one free.
 class Buffer {
@@ -52,9 +55,64 @@ private:
   std::size_t bytes_ = 0;
 };
 
-// Host <-> device copies ordered on `stream`; the *_sync forms wait for completion.
+// Host <-> device copies ordered on `stream`; the *_sync forms wait for completion. With pinned
+// host memory (PinnedBuffer) the asynchronous forms return at once.
 void copy_to_device(void *dst, const void *src, std::size_t bytes, void *stream);
+void copy_to_host(void *dst, const void *src, std::size_t bytes, void *stream);
 void copy_to_host_sync(void *dst, const void *src, std::size_t bytes, void *stream);
+
+// Page-locked host memory with one owner and one free: the staging buffers of the ghost exchange,
+// so that its copies run on the copy engines while kernels run, and return without waiting.
+class PinnedBuffer {
+public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer &)            = delete;
+  PinnedBuffer &operator=(const PinnedBuffer &) = delete;
+
+  void resize(std::size_t bytes); // keeps nothing; grows only
+  template <class T>
+  T *as() const
+  {
+    return static_cast<T *>(ptr_);
+  }
+
+private:
+  void       *ptr_   = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// A stream of our own, created at first use on the current device: non-blocking (no implicit
+// ordering with the legacy default stream that PETSc's vectors use), at the device's highest
+// priority. Priority decides which waiting kernel gets the next free SM: a small kernel queued at
+// equal priority behind a large SpMV grid starts only when that grid's last blocks are dispatched,
+// so the ghost exchange's packing would wait for the diagonal block it is meant to overlap.
+class Stream {
+public:
+  Stream() = default;
+  ~Stream();
+  Stream(const Stream &)            = delete;
+  Stream &operator=(const Stream &) = delete;
+  void *get(); // creates it at first use
+
+private:
+  void *stream_ = nullptr;
+};
+
+// Orders work across streams: wait(s) makes stream s wait for the work recorded before record().
+// Created at first use, without timing (cheaper to record).
+class Event {
+public:
+  Event() = default;
+  ~Event();
+  Event(const Event &)            = delete;
+  Event &operator=(const Event &) = delete;
+  void record(void *stream);
+  void wait(void *stream) const;
+
+private:
+  void *event_ = nullptr;
+};
 
 // Uploads a host array into a fresh Buffer (synchronously: the host array may be freed after).
 template <class T>
@@ -74,6 +132,12 @@ template <class V>
 void gather(V *dst, const V *src, const std::int32_t *idx, std::int64_t n, void *stream);
 template <class V>
 void gather_epilogue(const Epilogue<V> &ep, const V *y, const std::int32_t *idx, std::int64_t n, void *stream);
+
+// The end of a product with a copy of the rows with entries only (RowMap in the glue): the
+// format's product t of those rows goes into the block's rows through the map, ep.apply(idx[j],
+// t[j]) for j < n; with ep.in == ep.out and beta 1, rows outside the map keep their values.
+template <class V>
+void scatter_epilogue(const Epilogue<V> &ep, const V *t, const std::int32_t *idx, std::int64_t n, void *stream);
 
 // The long-row tail (-mat_gpumats_long_rows): y[rows[r]] += alpha * sum_k val[k] x[col[k]] over
 // ptr[r] <= k < ptr[r+1], one warp per row, for r < nrows.
