@@ -7,6 +7,8 @@
 //     y = A x (y prefilled with NaN), y = a A x + b y in place, and z = y + A x;
 //   - both load policies (streaming and default caching);
 //   - the two gathers of reordered copies (x in, the product out through the epilogue);
+//   - the scatter of a compressed off-diagonal copy (its rows added through the row map), and the
+//     ghost exchange's pieces: a pack on the high-priority stream after an event, pinned copies;
 //   - BELLPACK's dense builder of the model benchmarks, and its occupancy query;
 //   - padding never reads x (an Inf in x stays in the rows that reference it).
 // `--quick` runs a reduced sweep in double only, for compute-sanitizer memcheck.
@@ -291,6 +293,44 @@ void gather_and_dense()
     const std::vector<double> yt = dyt.get();
     check::record(yt[0] == 10 && yt[2] == 10 && yt[1] == 10 + 2 * (1 * 1 + 2 * 3) && std::abs(yt[3] - (10 + 2 * expect3)) < 1e-9, "tail/warp-per-row-adds",
                   "got " + std::to_string(yt[1]) + ", " + std::to_string(yt[3]));
+  }
+
+  // a compressed copy's product t of rows {1, 3, 6} added into y (in == out, beta 1, alpha 2):
+  // the other rows keep their values
+  {
+    std::vector<std::int32_t> rows{1, 3, 6};
+    DeviceArray<std::int32_t> drows(rows);
+    DeviceArray<double>       dt(std::vector<double>{1, 2, 3}), dys(std::vector<double>(8, 10.0));
+    cuda::scatter_epilogue(Epilogue<double>{2, 1, dys.p, dys.p}, dt.p, drows.p, 3, nullptr);
+    cudaDeviceSynchronize();
+    const std::vector<double> ys = dys.get();
+    check::record(ys == std::vector<double>{10, 12, 10, 14, 10, 10, 16, 10}, "rowmap/scatter-adds-through-the-map");
+  }
+  // the ghost exchange's device half: x written on the default stream, packed on our stream after
+  // an event, copied to pinned memory; then copied back from pinned memory and ordered before the
+  // default stream's next work by another event
+  {
+    cuda::Stream       hs;
+    cuda::Event        ready, done;
+    cuda::PinnedBuffer pin;
+    cuda::Buffer       dsend(n * sizeof(double)), dback(n * sizeof(double));
+    pin.resize(n * sizeof(double));
+    DeviceArray<double> dx2(std::vector<double>(n, 0.0));
+    cuda::copy_to_device(dx2.p, x.data(), n * sizeof(double), nullptr); // x's producer on the default stream
+    ready.record(nullptr);
+    ready.wait(hs.get());
+    cuda::gather(dsend.as<double>(), dx2.p, didx.p, n, hs.get());
+    cuda::copy_to_host(pin.as<double>(), dsend.get(), n * sizeof(double), hs.get());
+    cuda::synchronize(hs.get());
+    bool okp = true;
+    for (std::int64_t i = 0; i < n; ++i) okp = okp && pin.as<double>()[i] == x[idx[i]];
+    cuda::copy_to_device(dback.get(), pin.as<double>(), n * sizeof(double), hs.get());
+    done.record(hs.get());
+    done.wait(nullptr);
+    std::vector<double> back(n);
+    cuda::copy_to_host_sync(back.data(), dback.get(), n * sizeof(double), nullptr);
+    for (std::int64_t i = 0; i < n; ++i) okp = okp && back[i] == x[idx[i]];
+    check::record(okp, "exchange/pack-on-own-stream-through-pinned-memory");
   }
 
   // a dense 3x2-blocked matrix of 77 block rows, 5 blocks each: all-zero values give y = 0, and
