@@ -40,37 +40,76 @@ PetscErrorCode CheckSupported(Mat A, const FormatInfo &f, bool device)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+namespace {
+// How this process's GPU was chosen, for -mat_view
+std::string device_choice;
+
+// This rank's place on its node: among the ranks of comm on the same node (MPI_Comm_split_type,
+// collective on comm) when comm spans all of MPI_COMM_WORLD; otherwise (a sequential matrix,
+// which one rank may create alone) from the launcher's environment, else the world rank.
+PetscErrorCode NodeLocalRank(MPI_Comm comm, int *local)
+{
+  int         cmp;
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_compare(comm, MPI_COMM_WORLD, &cmp));
+  if (cmp == MPI_IDENT || cmp == MPI_CONGRUENT) {
+    MPI_Comm shm;
+    PetscCallMPI(MPI_Comm_rank(comm, &rank));
+    PetscCallMPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm));
+    PetscCallMPI(MPI_Comm_rank(shm, &rank));
+    PetscCallMPI(MPI_Comm_free(&shm));
+    *local = rank;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  for (const char *v : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "PMI_LOCAL_RANK"})
+    if (const char *s = std::getenv(v)) {
+      *local = std::atoi(s);
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  PetscCallMPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  *local = rank;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+} // namespace
+
 PetscErrorCode SelectDevice(MPI_Comm comm)
 {
   PetscFunctionBegin;
 #if GPUMATS_HAVE_CUDA
   #if PetscDefined(HAVE_CUDA)
-  // PETSc picks and initialises this rank's GPU; its vectors live there, so must our copies
+  // PETSc picked this rank's GPU when it initialised (its rank on PETSC_COMM_WORLD modulo the
+  // visible GPUs, or -device_select); its vectors live there, so must our copies
   PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA));
   (void)comm;
+  if (device_choice.empty()) device_choice = "PETSc's device";
   #else
-  // Without a CUDA PETSc nobody else picks: one GPU per rank of a node, by node-local rank from
-  // the launcher's environment (no communication, so a single rank may call this alone).
-  static bool done = false;
-  if (!done) {
-    int         local = -1;
-    const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "PMI_LOCAL_RANK"};
-    for (const char *v : vars)
-      if (const char *s = std::getenv(v)) {
-        local = std::atoi(s);
-        break;
-      }
-    if (local < 0) {
-      PetscMPIInt rank;
-      PetscCallMPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-      local = rank;
-    }
-    PetscCall(guarded(comm, "selecting a GPU", [&] { cuda::set_device(local % cuda::device_count(nullptr)); }));
-    done = true;
+  // Without a CUDA PETSc nobody else picks: one GPU per rank of a node, ranks beyond the GPUs of
+  // a node sharing them round robin (CUDA_VISIBLE_DEVICES narrowed to one GPU: that one)
+  if (device_choice.empty()) {
+    int local = 0, n = cuda::device_count(nullptr);
+    PetscCall(NodeLocalRank(comm, &local));
+    PetscCall(guarded(comm, "selecting a GPU", [&] { cuda::set_device(local % n); }));
+    device_choice = n == 1 ? "the one visible GPU" : "node-local rank " + std::to_string(local) + " modulo " + std::to_string(n) + " GPUs";
   }
   #endif
 #else
   (void)comm;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode DeviceDescription(std::string *s)
+{
+  PetscFunctionBegin;
+  *s = "no GPU";
+#if GPUMATS_HAVE_CUDA
+  PetscCall(guarded(PETSC_COMM_SELF, "describing the GPU", [&] {
+    const int d = cuda::current_device();
+    *s          = "GPU " + std::to_string(d) + " of " + std::to_string(cuda::device_count(nullptr)) + ", " + cuda::device_name(d) +
+         (device_choice.empty() ? "" : " (" + device_choice + ")");
+  }));
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -195,7 +195,8 @@ PetscErrorCode guarded(MPI_Comm comm, const char *context, F &&body)
 
 // Checks that this build of the plug-in can run `device` types of format f; a clear error otherwise.
 PetscErrorCode CheckSupported(Mat A, const FormatInfo &f, bool device);
-// Makes the GPU of this rank current (rank-local index modulo the GPUs of the node), once.
+// Makes the GPU of this rank current, once: PETSc's choice when PETSc has CUDA (its vectors live
+// there), else the node-local rank modulo the visible GPUs. Collective on comm the first time.
 PetscErrorCode SelectDevice(MPI_Comm comm);
 // "GPU 1 of 2, NVIDIA H200 (chosen by ...)": the current GPU, for -mat_view
 PetscErrorCode DeviceDescription(std::string *s);

@@ -17,6 +17,7 @@ struct MpiKind {
   static constexpr const char *base   = MATMPIAIJ;
   static PetscErrorCode        FromAIJ(Mat A, const FormatInfo &f, bool device);
   static PetscErrorCode        ToAIJ(Mat A);
+  static PetscErrorCode        RegisterEvents(); // the -log_view events of MatMult's parts, from PetscGpuMatsInitialize
 };
 
 } // namespace gpumats

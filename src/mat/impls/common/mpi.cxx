@@ -1,13 +1,37 @@
 // The parallel types mpi<format>[cuda]: an MPIAIJ (its diagonal and off-diagonal SeqAIJ blocks stay
-// authoritative) plus a format copy of each block and our own ghost scatter. MatMult starts the
-// ghost exchange, runs the diagonal block while it is in flight, then adds the off-diagonal block.
+// authoritative) plus a format copy of each block and our own ghost exchange. MatMult runs the
+// diagonal block while the ghost values of x travel, then adds the off-diagonal block, whose copy
+// holds its rows with entries only where most rows have none (a stencil's off-diagonal block).
+//
+// Two exchanges (-mat_gpumats_exchange): PETSc's VecScatter, or ours (exchange.hpp), the default
+// for GPU types when MPI is not CUDA-aware. The order of a product (-mat_gpumats_overlap, default
+// on), on PETSc's stream S:
+//   ours:  diagonal SpMV launched on S; pack and device-to-host copy on our high-priority stream,
+//          messages posted, waited for, host-to-device copy; S waits for that copy; off-diagonal.
+//          (Host types post the messages before their diagonal product instead.)
+//   PETSc: VecScatterBegin (packs on S, synchronises S, posts); diagonal SpMV on S; VecScatterEnd
+//          (waits, then unpacks on S after the SpMV); off-diagonal. With a CUDA-aware MPI the
+//          messages leave from device buffers and nothing after Begin waits on the host. (Launching
+//          the SpMV before Begin would make Begin's synchronisation wait for it.)
+// With -mat_gpumats_overlap 0 the exchange completes before the diagonal SpMV starts: the
+// baseline the overlap is measured against. Events of -log_view: GpuMatsHaloBegin/End (host time
+// to start and to complete the exchange), GpuMatsDiagMult, GpuMatsOffdMult (host time to launch a
+// product; with -log_view_gpu_time also its GPU time, which serialises the streams as PETSc's own
+// GPU timers do).
+#include "exchange.hpp"
 #include "kinds.hpp"
 
 #include <array>
+#include <petscviewer.h>
 
 namespace gpumats {
 
 namespace {
+
+PetscLogEvent halo_begin_event, halo_end_event, diag_event, offd_event;
+
+enum ExchangeChoice { kExchangeAuto, kExchangePetsc, kExchangeStaged };
+const char *const exchange_names[] = {"auto", "petsc", "staged"};
 
 struct MpiData final : TypeData {
   std::unique_ptr<FormatOperator> proto; // parameters shared by both blocks
@@ -16,7 +40,12 @@ struct MpiData final : TypeData {
   BlockCopy diag_t, offd_t;
   PetscObjectState                scatter_nz = -1; // nonzero state of A the scatter was built for
   Vec                             ghosts     = nullptr;
-  VecScatter                      scatter    = nullptr;
+  VecScatter                      scatter    = nullptr; // PETSc's exchange, and the reverse one of transposes
+  bool                            overlap    = true;    // -mat_gpumats_overlap
+  PetscInt                        exchange   = kExchangeAuto; // -mat_gpumats_exchange
+  bool                            staged     = false;   // ours in use (exchange resolved at Build)
+  GhostExchange                   halo;
+  PetscObjectState                halo_nz = -1; // nonzero state of A the exchange was set up for
 
   std::array<BlockCopy *, 4> copies() { return {&diag, &offd, &diag_t, &offd_t}; }
 
@@ -73,6 +102,39 @@ PetscErrorCode UpdateScatter(Mat A, Mat Ao, const PetscInt *garray)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// -mat_gpumats_exchange auto: ours for GPU types whose vectors live on the GPU while MPI is not
+// CUDA-aware; PETSc's scatter otherwise (host vectors, or device buffers straight to a CUDA-aware MPI).
+bool UseStaged(const MpiData &d)
+{
+  if (d.exchange != kExchangeAuto) return d.exchange == kExchangeStaged;
+#if PetscDefined(HAVE_CUDA)
+  return d.device && !use_gpu_aware_mpi;
+#else
+  return false;
+#endif
+}
+
+// Collective, like UpdateScatter.
+PetscErrorCode UpdateExchange(Mat A, Mat Ao, const PetscInt *garray)
+{
+  MpiData         *d = Mpi(A);
+  PetscObjectState nz;
+  PetscInt         nghost;
+
+  PetscFunctionBegin;
+  d->staged = UseStaged(*d);
+  if (!d->staged) {
+    d->halo.clear();
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatGetNonzeroState(A, &nz));
+  if (d->halo.ready() && nz == d->halo_nz) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGetLocalSize(Ao, NULL, &nghost));
+  PetscCall(d->halo.setup(A, garray, nghost, d->device));
+  d->halo_nz = nz;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode Build(Mat A, bool in_assembly)
 {
   MpiData        *d = Mpi(A);
@@ -83,6 +145,7 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   d->valid = false;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
   PetscCall(UpdateScatter(A, Ao, garray));
+  PetscCall(UpdateExchange(A, Ao, garray));
   PetscCall(UpdateBlock(A, Ad, d->diag, true));
   PetscCall(UpdateBlock(A, Ao, d->offd, false));
   PetscCall(d->mark_current(A, in_assembly));
@@ -99,29 +162,72 @@ PetscErrorCode EnsureCurrent(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// out = A x + (in ? in : 0): diagonal block while the ghosts travel, then the off-diagonal block
+// out = A x + (in ? in : 0): the diagonal block while the ghosts travel, then the off-diagonal
+// block (the order is described at the top of this file)
 PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out)
 {
-  MpiData *d      = Mpi(A);
-  void    *stream = nullptr;
-  VecArray xa, ia, oa, ga;
+  MpiData      *d      = Mpi(A);
+  void         *stream = nullptr;
+  VecArray      xa, ia, oa, ga;
+  const Scalar *ghosts = nullptr;
 
   PetscFunctionBegin;
   PetscCall(EnsureCurrent(A));
-  if (d->device) PetscCall(CurrentStream(&stream));
-  PetscCall(VecScatterBegin(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(xa.get(x, VecArray::kRead, d->device, &d->stage, 0, stream));
-  if (in && in != out) PetscCall(ia.get(in, VecArray::kRead, d->device, &d->stage, 1, stream));
-  PetscCall(oa.get(out, in == out ? VecArray::kReadWrite : VecArray::kWrite, d->device, &d->stage, 2, stream));
-  PetscCall(ApplyOperator(*d->info, *d->diag.op, d->device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream));
+  const bool overlap = d->overlap, staged = d->staged, device = d->device;
+  if (device) PetscCall(CurrentStream(&stream));
+  if (!staged) {
+    PetscCall(PetscLogEventBegin(halo_begin_event, A, x, 0, 0));
+    PetscCall(VecScatterBegin(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
+    PetscCall(PetscLogEventEnd(halo_begin_event, A, x, 0, 0));
+    if (!overlap) {
+      PetscCall(PetscLogEventBegin(halo_end_event, A, x, 0, 0));
+      PetscCall(VecScatterEnd(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
+      PetscCall(PetscLogEventEnd(halo_end_event, A, x, 0, 0));
+    }
+  }
+  PetscCall(xa.get(x, VecArray::kRead, device, &d->stage, 0, stream));
+  if (in && in != out) PetscCall(ia.get(in, VecArray::kRead, device, &d->stage, 1, stream));
+  PetscCall(oa.get(out, in == out ? VecArray::kReadWrite : VecArray::kWrite, device, &d->stage, 2, stream));
+  // ours: its packing waits for what produced x on PETSc's stream, not for the diagonal SpMV
+  if (staged) PetscCall(d->halo.order_after(stream));
+  // (host types: messages posted before the host's own product, which cannot run beside it)
+  const bool begin_first = staged && (!overlap || !device), begin_after = staged && overlap && device;
+  if (begin_first) {
+    PetscCall(PetscLogEventBegin(halo_begin_event, A, x, 0, 0));
+    PetscCall(d->halo.begin(xa.ptr()));
+    PetscCall(PetscLogEventEnd(halo_begin_event, A, x, 0, 0));
+    if (!overlap) {
+      PetscCall(PetscLogEventBegin(halo_end_event, A, x, 0, 0));
+      PetscCall(d->halo.end(stream));
+      PetscCall(PetscLogEventEnd(halo_end_event, A, x, 0, 0));
+    }
+  }
+  PetscCall(PetscLogEventBegin(diag_event, A, x, out, 0));
+  PetscCall(ApplyOperator(*d->info, *d->diag.op, device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream));
+  PetscCall(PetscLogEventEnd(diag_event, A, x, out, 0));
+  if (begin_after) {
+    PetscCall(PetscLogEventBegin(halo_begin_event, A, x, 0, 0));
+    PetscCall(d->halo.begin(xa.ptr()));
+    PetscCall(PetscLogEventEnd(halo_begin_event, A, x, 0, 0));
+  }
+  if (overlap) {
+    PetscCall(PetscLogEventBegin(halo_end_event, A, x, 0, 0));
+    if (staged) PetscCall(d->halo.end(stream));
+    else PetscCall(VecScatterEnd(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
+    PetscCall(PetscLogEventEnd(halo_end_event, A, x, 0, 0));
+  }
   PetscCall(ia.restore());
   PetscCall(xa.restore());
-  PetscCall(VecScatterEnd(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
   if (d->offd.op->footprint().nnz) {
-    // slot 0 is free again: the ghost vector is staged there when it lives on the host
-    PetscCall(ga.get(d->ghosts, VecArray::kRead, d->device, &d->stage, 0, stream));
-    PetscCall(ApplyOperator(*d->info, *d->offd.op, d->device, ga.ptr(), 1, 1, oa.ptr(), oa.ptr(), stream));
+    PetscCall(PetscLogEventBegin(offd_event, A, out, 0, 0));
+    if (staged) ghosts = d->halo.ghosts();
+    else { // slot 0 is free again: the ghost vector is staged there when it lives on the host
+      PetscCall(ga.get(d->ghosts, VecArray::kRead, device, &d->stage, 0, stream));
+      ghosts = ga.ptr();
+    }
+    PetscCall(ApplyOperator(*d->info, *d->offd.op, device, ghosts, 1, 1, oa.ptr(), oa.ptr(), stream));
     PetscCall(ga.restore());
+    PetscCall(PetscLogEventEnd(offd_event, A, out, 0, 0));
   }
   PetscCall(oa.restore());
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -197,7 +303,12 @@ PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
 {
   PetscFunctionBegin;
   PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, MatDuplicateOption, Mat *)>(kDuplicate, A, op, B));
-  Mpi(*B)->proto = Mpi(A)->proto->clone_parameters();
+  Mpi(*B)->proto   = Mpi(A)->proto->clone_parameters();
+  Mpi(*B)->overlap = Mpi(A)->overlap;
+  if (Mpi(*B)->exchange != Mpi(A)->exchange) { // B was set up for the options' exchange, not A's
+    Mpi(*B)->exchange = Mpi(A)->exchange;
+    Mpi(*B)->valid    = false;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -219,6 +330,38 @@ PetscErrorCode ViewBlocks(Mat A, PetscViewer viewer, const char *what, const Blo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// How the ghost values travel, and per rank: its GPU, its node-local rank, its messages.
+PetscErrorCode ViewExchange(Mat A, PetscViewer viewer)
+{
+  MpiData    *d    = Mpi(A);
+  MPI_Comm    comm = PetscObjectComm((PetscObject)A), shm;
+  PetscMPIInt rank, local, nlocal;
+  std::string kind, where;
+
+  PetscFunctionBegin;
+  if (d->staged) kind = d->device ? "staged by petsc-gpumats through pinned host buffers on a high-priority stream" : "staged by petsc-gpumats";
+  else kind = "PETSc's VecScatter";
+#if PetscDefined(HAVE_CUDA)
+  if (d->device) kind += use_gpu_aware_mpi ? " (MPI CUDA-aware)" : " (MPI not CUDA-aware)";
+#endif
+  kind += d->overlap ? ", overlapped with the diagonal block" : ", completed before the diagonal block (-mat_gpumats_overlap 0)";
+  PetscCall(PetscViewerASCIIPrintf(viewer, "ghost exchange: %s\n", kind.c_str()));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm));
+  PetscCallMPI(MPI_Comm_rank(shm, &local));
+  PetscCallMPI(MPI_Comm_size(shm, &nlocal));
+  PetscCallMPI(MPI_Comm_free(&shm));
+  if (d->device) PetscCall(DeviceDescription(&where));
+  else where = "host";
+  std::string line = "  rank " + std::to_string(rank) + " (node-local rank " + std::to_string(local) + " of " + std::to_string(nlocal) + "): " + where;
+  if (d->staged) line += "; " + d->halo.describe();
+  PetscCall(PetscViewerASCIIPushSynchronized(viewer));
+  PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "%s\n", line.c_str()));
+  PetscCall(PetscViewerFlush(viewer));
+  PetscCall(PetscViewerASCIIPopSynchronized(viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode View(Mat A, PetscViewer viewer)
 {
   MpiData          *d = Mpi(A);
@@ -234,16 +377,56 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
   PetscCall(EnsureCurrent(A));
   PetscCall(ViewBlocks(A, viewer, "diagonal", d->diag));
   PetscCall(ViewBlocks(A, viewer, "off-diagonal", d->offd));
+  PetscCall(ViewExchange(A, viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// -mat_gpumats_overlap and -mat_gpumats_exchange, read when the type is installed (MatConvert
+// reads no options) and again by MatSetFromOptions, which lists them in -help.
+const char overlap_help[]  = "Run the diagonal block's product while the ghost values of x travel (MPI types)";
+const char exchange_help[] = "Ghost exchange of MPI types: auto (staged for GPU types when MPI is not CUDA-aware, else petsc), petsc (VecScatter), "
+                             "staged (ours, through pinned host buffers)";
+
+PetscErrorCode ReadExchangeOptions(Mat A)
+{
+  MpiData  *d = Mpi(A);
+  PetscBool overlap = d->overlap ? PETSC_TRUE : PETSC_FALSE, set;
+  PetscInt  e       = d->exchange;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetBool(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_gpumats_overlap", &overlap, NULL));
+  PetscCall(PetscOptionsGetEList(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_gpumats_exchange", exchange_names, 3, &e, &set));
+  d->overlap  = overlap;
+  d->exchange = e;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// The -help block of the two (a block of our own, as ReadFormatOptions has, so that -help shows
+// them under our heading)
+PetscErrorCode ExchangeOptionsBlock(Mat A, PetscBool *overlap, PetscInt *e)
+{
+  PetscFunctionBegin;
+  PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, "petsc-gpumats options of the MPI types", "Mat");
+  PetscCall(PetscOptionsBool("-mat_gpumats_overlap", overlap_help, "MatMult", *overlap, overlap, NULL));
+  PetscCall(PetscOptionsEList("-mat_gpumats_exchange", exchange_help, "MatMult", exchange_names, 3, exchange_names[*e], e, NULL));
+  PetscOptionsEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 {
   MpiData  *d       = Mpi(A);
-  PetscBool changed = PETSC_FALSE;
+  PetscBool changed = PETSC_FALSE, overlap = d->overlap ? PETSC_TRUE : PETSC_FALSE;
+  PetscInt  e       = d->exchange;
 
   PetscFunctionBegin;
   PetscCall(SetFromOptionsCommon(A, PetscOptionsObject, *d->proto, &changed));
+  PetscCall(ExchangeOptionsBlock(A, &overlap, &e));
+  d->overlap = overlap;
+  if (e != d->exchange) { // the exchange is set up again at the next use
+    d->exchange = e;
+    d->valid    = false;
+  }
   if (changed) { // new parameters: every block copy is rebuilt before the next use
     for (BlockCopy *c : d->copies()) *c = BlockCopy{};
     d->invalidate();
@@ -265,11 +448,22 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->device = device;
   d->proto  = f.make();
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<MpiKind>, ConvertBack<MpiKind>));
+  PetscCall(ReadExchangeOptions(A));
   if (A->assembled) {
     PetscErrorCode err = Build(A, false);
     if (err) PetscCall(ToAIJ(A)); // the conversion is all or nothing: A stays the AIJ it was
     PetscCall(err);
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MpiKind::RegisterEvents()
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventRegister("GpuMatsHaloBegin", MAT_CLASSID, &halo_begin_event));
+  PetscCall(PetscLogEventRegister("GpuMatsHaloEnd", MAT_CLASSID, &halo_end_event));
+  PetscCall(PetscLogEventRegister("GpuMatsDiagMult", MAT_CLASSID, &diag_event));
+  PetscCall(PetscLogEventRegister("GpuMatsOffdMult", MAT_CLASSID, &offd_event));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -134,6 +134,11 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
   if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(EnsureCurrent(A));
   PetscCall(ViewOperator(viewer, *d->info, "format", *d->op, d->device));
+  if (d->device) {
+    std::string where;
+    PetscCall(DeviceDescription(&where));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  on %s\n", where.c_str()));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
