@@ -239,7 +239,9 @@ private:
 
 // out = alpha*A*x + beta*in through op, on the host or the device, with logging. in may be null
 // (beta = 0) and may be the same Vec as out. op is not const: a product writes its scratch vectors.
+// gpu_timer false: no PETSc GPU timer around the kernels (-log_view_gpu_time), whose end
+// synchronises the stream: for a product that other work is meant to overlap.
 PetscErrorCode ApplyOperator(const FormatInfo &f, FormatOperator &op, bool device, const Scalar *x, Scalar alpha, Scalar beta, const Scalar *in,
-                             Scalar *out, void *stream);
+                             Scalar *out, void *stream, bool gpu_timer = true);
 
 } // namespace gpumats
