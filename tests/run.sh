@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test suite of petsc-gpumats (what `make test` runs after building):
 #   1. format core unit tests (every conversion and host SpMV against a CSR reference);
-#   2. PETSc-level tests on 1, 2 and 4 ranks (products, conversions, updates, KSP, I/O);
+#   2. PETSc-level tests on 1, 2 and 4 ranks (products, conversions, updates, KSP, I/O), and on 2
+#      and 3 ranks with each ghost exchange of the MPI types, overlapped and not;
 #   3. PETSc's own tutorials ex2 and ex45, compiled unmodified, loaded with -dll_append, against
 #      the reference type on 1 and 2 ranks (iterations equal, residual/error equal to 3 digits);
 #      then the solver paths through ex2, ex45, ex56 and snes ex19 the same way: GAMG, ML, PCMG on
@@ -110,6 +111,17 @@ if ! skipped petsc; then
       run_checks "$prog np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP"
     done
   done
+  # the MPI types' ghost exchanges (ours, staged; PETSc's VecScatter), each also completed before
+  # the diagonal block (-mat_gpumats_overlap 0), on 2 ranks and on 3 (a middle rank talking to
+  # two); test_update changes patterns, so the exchange is set up again
+  for opt in "-mat_gpumats_exchange staged" "-mat_gpumats_exchange petsc" "-mat_gpumats_exchange staged -mat_gpumats_overlap 0" \
+    "-mat_gpumats_exchange petsc -mat_gpumats_overlap 0"; do
+    for np in 2 3; do
+      for prog in test_mult test_update test_ksp; do
+        run_checks "$prog $opt np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP" $opt
+      done
+    done
+  done
   # the same products and solves with the glue's options: copies in RCM order, rows longer than 3
   # split into the warp-per-row tail, and both
   for opt in "-mat_gpumats_reorder rcm" "-mat_gpumats_long_rows 3" "-mat_gpumats_reorder rcm -mat_gpumats_long_rows 3"; do
@@ -181,6 +193,13 @@ if ! skipped tutorials; then
     tutorial "ex45-cg-jacobi np=$np" $np 'Residual norm' "$BIN/tutorial-ex45" -da_grid_x 21 -da_grid_y 21 -da_grid_z 21 -ksp_type cg -pc_type jacobi \
       -ksp_converged_reason
     tutorial "ex45-gmres-default-pc np=$np" $np 'Residual norm' "$BIN/tutorial-ex45" -da_grid_x 21 -da_grid_y 21 -da_grid_z 21 -ksp_converged_reason
+  done
+  # CG's iterations and residual with either exchange and with the overlap off (the reference
+  # type ignores these options)
+  type_opt() { echo "-dm_mat_type $1 ${VEC:+-dm_vec_type $VEC}"; }
+  for opt in "-mat_gpumats_exchange staged" "-mat_gpumats_exchange petsc" "-mat_gpumats_overlap 0"; do
+    tutorial "ex45-cg-jacobi $opt np=3" 3 'Residual norm' "$BIN/tutorial-ex45" -da_grid_x 21 -da_grid_y 21 -da_grid_z 21 -ksp_type cg -pc_type jacobi \
+      -ksp_converged_reason $opt
   done
 fi
 
@@ -341,6 +360,21 @@ if ! skipped options; then
     expect_error "bad-option/$t -mat_gpumats_reorder" "mat_gpumats_reorder" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder amd
     expect_output "long-rows-view/$t" "rows longer than 3 split" "${EX2[@]}" -mat_type "$t" -mat_gpumats_long_rows 3 -mat_view ::ascii_info
     expect_error "bad-option/$t -mat_gpumats_long_rows" "mat_gpumats_long_rows" "${EX2[@]}" -mat_type "$t" -mat_gpumats_long_rows -2
+  done
+  # the MPI types: the exchange, each rank's place and GPU, and the compressed off-diagonal block
+  # (ex2's 12x12 grid on 2 ranks: 12 of each rank's 72 rows reach the other rank)
+  EX2MPI=("${MPIEXEC[@]}" -n 2 "$BIN/tutorial-ex2" -dll_append "$LIB" -m 12 -n 12)
+  for t in $TYPES; do
+    expect_output "exchange-view/$t staged" "ghost exchange: staged by petsc-gpumats.*, overlapped with the diagonal block" "${EX2MPI[@]}" -mat_type "$t" \
+      -mat_gpumats_exchange staged -mat_view ::ascii_info
+    expect_output "exchange-view/$t petsc, no overlap" "ghost exchange: PETSc's VecScatter.*completed before the diagonal block" "${EX2MPI[@]}" -mat_type "$t" \
+      -mat_gpumats_exchange petsc -mat_gpumats_overlap 0 -mat_view ::ascii_info
+    expect_output "rank-view/$t" "rank 1 (node-local rank 1 of 2): .*sends 12 values to 1 rank, receives 12 from 1" "${EX2MPI[@]}" -mat_type "$t" \
+      -mat_gpumats_exchange staged -mat_view ::ascii_info
+    expect_output "compressed-offd-view/$t" "off-diagonal blocks: .*rows with entries only: 12 of 72, added through a row map" "${EX2MPI[@]}" -mat_type "$t" \
+      -mat_view ::ascii_info
+    expect_output "help-lists-mpi-options/$t" "-mat_gpumats_exchange" "${EX2MPI[@]}" -mat_type "$t" -help
+    expect_error "bad-option/$t -mat_gpumats_exchange" "mat_gpumats_exchange" "${EX2MPI[@]}" -mat_type "$t" -mat_gpumats_exchange nccl
   done
   bad() { # name pattern options...
     local name=$1 pattern=$2 t

@@ -7,7 +7,9 @@
 #   4. the whole PETSc-level suite of tests/run.sh with the *cuda types against aijcusparse,
 #      ex45 with CUDA vectors, on 1, 2 and 4 ranks, with the solver paths (GAMG, ML, PCMG, MUMPS...)
 #      and the types of PCMG's levels (every level's operator in ex45's -ksp_view a GPU type);
-#   5. zero-copy: inside KSPSolve a *cuda type copies no more between host and GPU than aijcusparse.
+#   5. zero-copy: inside KSPSolve a *cuda type copies no more between host and GPU than aijcusparse;
+#   6. placement: on 2 ranks each rank's GPU is its node-local rank modulo the GPUs (-mat_view), and
+#      ex45's CG takes aijcusparse's iterations with each ghost exchange, overlapped or not.
 # Prints "N passed, M failed" last; exits nonzero on any failure.
 set -u
 cd "$(dirname "$0")/../.."
@@ -82,6 +84,44 @@ for t in cmrscuda sellpcuda bellpackcuda autocuda; do
     fail=$((fail + 1))
     echo "not ok kspsolve-copies/$t: CpuToGpu ${got[0]:-?}, GpuToCpu ${got[1]:-?} (aijcusparse ${ref[0]:-?}, ${ref[1]:-?})"
   fi
+done
+
+# --- 6. placement and the exchanges on 2 ranks ---------------------------------------------------
+echo "# 2 ranks: one GPU per node-local rank, and CG with each ghost exchange"
+MPIEXEC=(mpiexec --oversubscribe)
+[ "$(id -u)" = 0 ] && MPIEXEC+=(--allow-run-as-root)
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+ngpu=${ngpu:-1}
+[ "$ngpu" -ge 1 ] || ngpu=1
+EX45=(build/bin/tutorial-ex45 -dll_append "$PWD/lib/libpetscgpumats.so" -dm_vec_type cuda -da_grid_x 41 -da_grid_y 41 -da_grid_z 41 -ksp_type cg -pc_type jacobi)
+for t in cmrscuda sellpcuda bellpackcuda autocuda; do
+  log=build/test-logs/placement-$t.log
+  "${MPIEXEC[@]}" -n 2 "${EX45[@]}" -dm_mat_type $t -ksp_max_it 5 -mat_view ::ascii_info >"$log" 2>&1
+  g0=$(grep -o 'rank 0 (node-local rank 0 of 2): GPU [0-9]* of [0-9]*' "$log")
+  g1=$(grep -o 'rank 1 (node-local rank 1 of 2): GPU [0-9]* of [0-9]*' "$log")
+  if [ "$g0" = "rank 0 (node-local rank 0 of 2): GPU 0 of $ngpu" ] && [ "$g1" = "rank 1 (node-local rank 1 of 2): GPU $((1 % ngpu)) of $ngpu" ]; then
+    pass=$((pass + 1))
+    echo "ok placement/$t: $g0; $g1"
+  else
+    fail=$((fail + 1))
+    echo "not ok placement/$t: '${g0:-?}', '${g1:-?}' with $ngpu GPUs (see $log)"
+  fi
+done
+its() { grep -o 'iterations [0-9]*' "$1" | tail -1; }
+ref=build/test-logs/exchange-aijcusparse.log
+"${MPIEXEC[@]}" -n 2 "${EX45[@]}" -dm_mat_type aijcusparse -ksp_converged_reason >"$ref" 2>&1
+for t in cmrscuda sellpcuda bellpackcuda autocuda; do
+  for opt in "" "-mat_gpumats_overlap 0" "-mat_gpumats_exchange petsc" "-mat_gpumats_exchange petsc -mat_gpumats_overlap 0"; do
+    log=build/test-logs/exchange-$t-$(echo "$opt" | tr ' ' '_').log
+    "${MPIEXEC[@]}" -n 2 "${EX45[@]}" -dm_mat_type $t -ksp_converged_reason $opt >"$log" 2>&1
+    if [ -n "$(its "$ref")" ] && [ "$(its "$log")" = "$(its "$ref")" ] && grep -q CONVERGED "$log"; then
+      pass=$((pass + 1))
+      echo "ok exchange/$t ${opt:-(defaults)}: $(its "$log")"
+    else
+      fail=$((fail + 1))
+      echo "not ok exchange/$t ${opt:-(defaults)}: '$(its "$log")', aijcusparse '$(its "$ref")' (see $log)"
+    fi
+  done
 done
 
 echo "$pass passed, $fail failed"
