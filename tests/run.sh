@@ -7,7 +7,8 @@
 #      the reference type on 1 and 2 ranks (iterations equal, residual/error equal to 3 digits);
 #      then the solver paths through ex2, ex45, ex56 and snes ex19 the same way: GAMG, ML, PCMG on
 #      DMDAs (and the types of its levels, tests/petsc/test_mg.c), MUMPS, UMFPACK, SuperLU, ICC;
-#   4. options, -help and -mat_view, and bad input that must end in a clear PETSc error;
+#   4. options, -help and -mat_view, and bad input that must end in a clear PETSc error; the
+#      scaling script (examples/scaling.sh) with host types on 1, 2 and 4 ranks;
 #   5. the plug-in built against Debian's 64-bit-index PETSc (tests 2 again) and complex PETSc
 #      (refused with a clear error): tests/variants.sh.
 # It prints "N passed, M failed" last and exits nonzero if anything failed. Full logs: build/test-logs.
@@ -18,7 +19,7 @@
 #   GPUMATS_FACTOR_REF  reference for the cases whose factorization our types leave to AIJ on the
 #                  host (ICC), where aijcusparse factors on the GPU differently (default: GPUMATS_REF)
 #   GPUMATS_VEC    -dm_vec_type for ex45   (default: none)
-#   GPUMATS_SKIP   sections to skip (core petsc tutorials solvers options variants), e.g. "core"
+#   GPUMATS_SKIP   sections to skip (core petsc tutorials solvers options scaling download variants), e.g. "core"
 #                  when the caller runs it itself; "solvers" skips only the solver paths of 3
 #   GPUMATS_BUILD, GPUMATS_LIBDIR   where the build lives (default build, lib)
 set -u
@@ -424,6 +425,32 @@ if ! skipped options; then
       else expect_error "no-gpu/$t" "no NVIDIA driver found" "${EX2[@]}" -mat_type "$t"; fi
     done
   fi
+fi
+
+# --- examples/scaling.sh with host types on 1, 2 and 4 ranks, tiny sizes -------------------------
+# every run completes its iterations, each case's runs reach the same residual whatever the type,
+# and the report has its three tables
+if ! skipped scaling; then
+  echo "# examples/scaling.sh (sellp, aij; 1, 2, 4 ranks; small sizes)"
+  sc=$TMP/scaling
+  if GPUMATS_SCALING_OUT=$sc GPUMATS_SCALING_SMALL=1 GPUMATS_SCALING_ITS=20 GPUMATS_SCALING_TYPES="sellp aij" GPUMATS_SCALING_VEC= \
+    bash examples/scaling.sh 4 >"$LOGS/scaling.log" 2>&1; then
+    why=$(python3 - "$sc/scaling.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+bad = []
+if len(rows) != 3 * 3 * 2: bad.append("%d runs, expected 18" % len(rows))
+bad += ["%s %s np=%s %s: %s, %s iterations" % (r["case"], r["grid"], r["ranks"], r["type"], r["status"], r["iterations"]) for r in rows if r["status"] != "ok" or r["iterations"] != "20"]
+res = {}
+for r in rows: res.setdefault((r["case"], r["grid"], r["ranks"]), []).append(float(r["residual"] or "nan"))
+bad += ["%s: residuals %s differ" % (k, v) for k, v in res.items() if not max(v) - min(v) <= 1e-6 * max(v)]
+print("; ".join(bad))
+PY
+)
+    if [ -n "$why" ]; then notok "scaling-script" "$why"
+    elif [ "$(grep -c '^#### ' "$sc/scaling.md")" != 3 ]; then notok "scaling-script" "expected 3 tables in $sc/scaling.md"
+    else ok "scaling-script: 18 runs, residuals equal per case"; fi
+  else notok "scaling-script" "exit code $? (see $LOGS/scaling.log)"; fi
 fi
 
 # --- the CUDA PETSc's download path (config/build-petsc-cuda.sh --download-only; no build) ------
