@@ -11,6 +11,9 @@
 #   6. placement: on 2 ranks each rank's GPU is its node-local rank modulo the GPUs (-mat_view), and
 #      ex45's CG takes aijcusparse's iterations with each ghost exchange, overlapped or not.
 # Prints "N passed, M failed" last; exits nonzero on any failure.
+# GPUMATS_GPU_SKIP: sections of this script to skip (kernels memcheck suite copies placement), so
+# that a short device session can run a part; GPUMATS_SKIP: sections of tests/run.sh to skip in 4
+# besides those this script always skips.
 set -u
 cd "$(dirname "$0")/../.."
 
@@ -39,7 +42,10 @@ tally() { # adds the "N passed, M failed" or "# n checks passed, m failed" of a 
 }
 mkdir -p build/test-logs
 
+gskipped() { case " ${GPUMATS_GPU_SKIP:-} " in *" $1 "*) echo "# skipped: $1 (GPUMATS_GPU_SKIP)"; return 0 ;; esac; return 1; }
+
 # --- 3. kernel unit tests --------------------------------------------------------------------
+if ! gskipped kernels; then
 NVCC=${CUDA_DIR:-/usr/local/cuda}/bin/nvcc
 $NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/gpu/test_kernels.cu \
   src/mat/impls/common/cuda/device.cu src/mat/impls/cmrs/cuda.cu src/mat/impls/sellp/cuda.cu src/mat/impls/bellpack/cuda.cu src/mat/impls/auto/cuda.cu -lcusparse \
@@ -49,6 +55,8 @@ build/bin/test_kernels >build/test-logs/kernels.log 2>&1
 grep '^not ok' build/test-logs/kernels.log
 tail -1 build/test-logs/kernels.log
 tally build/test-logs/kernels.log
+fi
+if ! gskipped kernels && ! gskipped memcheck; then
 echo "# kernel unit tests under compute-sanitizer memcheck (reduced sweep)"
 SAN=$(command -v compute-sanitizer || echo "${CUDA_DIR:-/usr/local/cuda}/bin/compute-sanitizer")
 timeout 300 "$SAN" --tool memcheck --leak-check full --error-exitcode 3 build/bin/test_kernels --quick >build/test-logs/kernels-memcheck.log 2>&1
@@ -61,14 +69,18 @@ else
   fail=$((fail + 1))
   echo "not ok memcheck: exit $rc (see build/test-logs/kernels-memcheck.log)"
 fi
+fi
 
 # --- 4. the PETSc-level suite with the *cuda types -----------------------------------------------
+if ! gskipped suite; then
 echo "# PETSc-level suite with the CUDA types"
-GPUMATS_TYPES="cmrscuda sellpcuda bellpackcuda autocuda" GPUMATS_REF=aijcusparse GPUMATS_FACTOR_REF=aij GPUMATS_VEC=cuda GPUMATS_SKIP="core variants download scaling" \
-  bash tests/run.sh 2>&1 | tee build/test-logs/suite-gpu.log | grep -E '^not ok|^# |passed'
+GPUMATS_TYPES="cmrscuda sellpcuda bellpackcuda autocuda" GPUMATS_REF=aijcusparse GPUMATS_FACTOR_REF=aij GPUMATS_VEC=cuda \
+  GPUMATS_SKIP="core variants download scaling ${GPUMATS_SKIP:-}" bash tests/run.sh 2>&1 | tee build/test-logs/suite-gpu.log | grep -E '^not ok|^# |passed'
 tally build/test-logs/suite-gpu.log
+fi
 
 # --- 5. zero-copy inside KSPSolve ------------------------------------------------------------
+if ! gskipped copies; then
 echo "# host<->GPU copies inside KSPSolve (-log_view), ex45 CG+Jacobi with CUDA vectors"
 copies() { # type -> "CpuToGpu-count GpuToCpu-count" of the KSPSolve line
   build/bin/tutorial-ex45 -dll_append "$PWD/lib/libpetscgpumats.so" -dm_mat_type "$1" -dm_vec_type cuda -da_grid_x 41 -da_grid_y 41 -da_grid_z 41 \
@@ -86,7 +98,10 @@ for t in cmrscuda sellpcuda bellpackcuda autocuda; do
   fi
 done
 
+fi
+
 # --- 6. placement and the exchanges on 2 ranks ---------------------------------------------------
+if ! gskipped placement; then
 echo "# 2 ranks: one GPU per node-local rank, and CG with each ghost exchange"
 MPIEXEC=(mpiexec --oversubscribe)
 [ "$(id -u)" = 0 ] && MPIEXEC+=(--allow-run-as-root)
@@ -123,6 +138,8 @@ for t in cmrscuda sellpcuda bellpackcuda autocuda; do
     fi
   done
 done
+
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
