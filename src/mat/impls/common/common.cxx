@@ -44,6 +44,8 @@ namespace {
 // How this process's GPU was chosen, for -mat_view
 std::string device_choice;
 
+#if GPUMATS_HAVE_CUDA && !PetscDefined(HAVE_CUDA)
+
 // This rank's place on its node: among the ranks of comm on the same node (MPI_Comm_split_type,
 // collective on comm) when comm spans all of MPI_COMM_WORLD; otherwise (a sequential matrix,
 // which one rank may create alone) from the launcher's environment, else the world rank.
@@ -72,6 +74,7 @@ PetscErrorCode NodeLocalRank(MPI_Comm comm, int *local)
   *local = rank;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+#endif
 } // namespace
 
 PetscErrorCode SelectDevice(MPI_Comm comm)
