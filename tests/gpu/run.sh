@@ -62,7 +62,7 @@ fi
 
 # --- 4. the PETSc-level suite with the *cuda types -----------------------------------------------
 echo "# PETSc-level suite with the CUDA types"
-GPUMATS_TYPES="cmrscuda sellpcuda bellpackcuda autocuda" GPUMATS_REF=aijcusparse GPUMATS_FACTOR_REF=aij GPUMATS_VEC=cuda GPUMATS_SKIP="core variants download" \
+GPUMATS_TYPES="cmrscuda sellpcuda bellpackcuda autocuda" GPUMATS_REF=aijcusparse GPUMATS_VEC=cuda GPUMATS_SKIP="core variants download" \
   bash tests/run.sh 2>&1 | tee build/test-logs/suite-gpu.log | grep -E '^not ok|^# |passed'
 tally build/test-logs/suite-gpu.log
 

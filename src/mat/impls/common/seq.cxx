@@ -151,8 +151,9 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 
 PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
-  const OpFn ours[kNumOps] = {(OpFn)Mult,    (OpFn)MultAdd, (OpFn)MultTranspose,  (OpFn)MultTransposeAdd,
-                              (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions};
+  const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
+                              (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
+                              (OpFn)SetFromOptions, device ? CusparseProductSetFromOptions() : nullptr, nullptr};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

@@ -101,7 +101,7 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   PetscCheck(!A->spptr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "matrix already carries another implementation's data");
   for (int i = 0; i < kNumOps; ++i) {
     PetscCall(MatGetOperation(A, kOverridden[i], &d->saved[i]));
-    PetscCall(MatSetOperation(A, kOverridden[i], ours[i]));
+    if (ours[i]) PetscCall(MatSetOperation(A, kOverridden[i], ours[i]));
   }
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatRetrieveValues_C", &d->retrieve));
   if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", RetrieveValues));
