@@ -94,29 +94,26 @@ struct ProductData {
   Mat operand[3]{}, shadow[3]{}; // shadows referenced, so a pattern change cannot free them under us
 };
 
-// Mat_Product::destroy took a void * before PETSc 3.23 and a void ** since
-template <class>
-struct FirstArg;
-template <class R, class Arg>
-struct FirstArg<R (*)(Arg)> {
-  using type = Arg;
-};
-using ProductDestroyArg = typename FirstArg<decltype(Mat_Product::destroy)>::type;
-inline void *Deref(void *p) { return p; }
-inline void *Deref(void **p) { return *p; }
-inline void  Clear(void *) {}
-inline void  Clear(void **p) { *p = nullptr; }
+// Mat_Product::destroy receives the data pointer itself before PETSc 3.23 and its address since
+// (PetscCtxDestroyFn, declared with a void * argument that holds a void **)
+#if PETSC_VERSION_GE(3, 23, 0)
+inline ProductData *&DataOf(void *arg) { return *static_cast<ProductData **>(arg); }
+#else
+inline ProductData *DataOf(void *arg) { return static_cast<ProductData *>(arg); }
+#endif
 
-PetscErrorCode ProductDataDestroy(ProductDestroyArg arg)
+PetscErrorCode ProductDataDestroy(void *arg)
 {
-  auto *pd = static_cast<ProductData *>(Deref(arg));
+  ProductData *pd = DataOf(arg);
 
   PetscFunctionBegin;
   if (!pd) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatDestroy(&pd->inner));
   for (Mat &s : pd->shadow) PetscCall(MatDestroy(&s));
   delete pd;
-  Clear(arg);
+#if PETSC_VERSION_GE(3, 23, 0)
+  DataOf(arg) = nullptr;
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -109,7 +109,13 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, name.c_str()));
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, into, back));
 #if PetscDefined(HAVE_CUDA)
-  if (d->device) PetscCall(MatSetVecType(A, VECCUDA));
+  // PETSc creates every matrix bound to the CPU and unbinds the device types (aijcusparse) when
+  // they take over; code that picks a device path (MatGetFactor with MATSOLVERCUSPARSE, GAMG's
+  // prolongators, MPIAIJ's product back-ends) reads this flag
+  if (d->device) {
+    PetscCall(MatSetVecType(A, VECCUDA));
+    A->boundtocpu = PETSC_FALSE;
+  }
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -122,6 +128,9 @@ PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base)
   for (int i = 0; i < kNumOps; ++i) PetscCall(MatSetOperation(A, kOverridden[i], d->saved[i]));
   if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", d->retrieve));
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, nullptr, nullptr));
+#if PetscDefined(HAVE_CUDA)
+  if (d->device) A->boundtocpu = PETSC_TRUE; // a plain AIJ again
+#endif
   A->spptr = nullptr;
   delete d;
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
