@@ -102,15 +102,20 @@ inline ProductData *&DataOf(void *arg) { return *static_cast<ProductData **>(arg
 inline ProductData *DataOf(void *arg) { return static_cast<ProductData *>(arg); }
 #endif
 
-PetscErrorCode ProductDataDestroy(void *arg)
+PetscErrorCode FreeProductData(ProductData *pd)
 {
-  ProductData *pd = DataOf(arg);
-
   PetscFunctionBegin;
   if (!pd) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatDestroy(&pd->inner));
   for (Mat &s : pd->shadow) PetscCall(MatDestroy(&s));
   delete pd;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ProductDataDestroy(void *arg)
+{
+  PetscFunctionBegin;
+  PetscCall(FreeProductData(DataOf(arg)));
 #if PETSC_VERSION_GE(3, 23, 0)
   DataOf(arg) = nullptr;
 #endif
@@ -131,6 +136,21 @@ PetscErrorCode Stand_in(Mat X, Mat *S)
   PetscFunctionBegin;
   if (OurDeviceSeq(X)) PetscCall(ShadowOf(X, S));
   else *S = X;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// The host route: SeqAIJ's MatProductSetFromOptions, saved on whichever operand is ours
+PetscErrorCode HostProduct(Mat C)
+{
+  Mat op[3];
+
+  PetscFunctionBegin;
+  const int k = Operands(C, op);
+  for (int i = 0; i < k; ++i)
+    if (OurDeviceSeq(op[i])) {
+      PetscCall(Data(op[i])->call<PetscErrorCode (*)(Mat)>(kProductSetFromOptions, C));
+      break;
+    }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -197,8 +217,21 @@ PetscErrorCode ProductSymbolic(Mat C)
   PetscCall(MatProductSetAlgorithm(pd->inner, MATPRODUCTALGORITHMDEFAULT));
   PetscCall(MatProductSetFill(pd->inner, p->fill));
   PetscCall(MatProductSetFromOptions(pd->inner));
-  PetscCall(MatProductSymbolic(pd->inner));
+  // cuSPARSE's SpGEMM keeps its whole work space on the GPU and refuses the largest products
+  // (CUSPARSE_STATUS_INSUFFICIENT_RESOURCES, as aijcusparse's GAMG does on ksp ex56 -ne 79): such
+  // a product is computed by PETSc's host code instead, and the solve goes on
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
+  PetscErrorCode err = MatProductSymbolic(pd->inner);
+  PetscCall(PetscPopErrorHandler());
   PetscCall(PetscLogEventEnd(product_event, C, 0, 0, 0));
+  if (err) {
+    PetscCall(PetscInfo(C, "cuSPARSE could not form the %s product (PETSc error %d): PETSc's host product instead\n", MatProductTypes[p->type], (int)err));
+    PetscCall(FreeProductData(pd));
+    PetscCall(HostProduct(C));
+    PetscCheck(C->ops->productsymbolic && C->ops->productsymbolic != ProductSymbolic, PetscObjectComm((PetscObject)C), PETSC_ERR_SUP, "no host product %s to fall back to", MatProductTypes[p->type]);
+    PetscCall(C->ops->productsymbolic(C));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   // C takes inner's pattern as a plain SeqAIJ until its first numeric phase gives it values
   PetscCall(MatSetSizes(C, pd->inner->rmap->n, pd->inner->cmap->n, pd->inner->rmap->N, pd->inner->cmap->N));
   PetscCall(MatSetBlockSizesFromMats(C, pd->inner, pd->inner));
@@ -249,12 +282,7 @@ PetscErrorCode ProductSetFromOptions(Mat C)
     C->ops->productsymbolic = ProductSymbolic;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  // the host route: SeqAIJ's, saved on whichever operand is ours
-  for (int i = 0; i < k; ++i)
-    if (OurDeviceSeq(op[i])) {
-      PetscCall(Data(op[i])->call<PetscErrorCode (*)(Mat)>(kProductSetFromOptions, C));
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }
+  PetscCall(HostProduct(C));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
