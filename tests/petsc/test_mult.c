@@ -357,7 +357,7 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
   if (ours) {
     PetscCall(CheckTransposeMode(Aaij, type, mname, "explicit", PETSC_FALSE, EXPECT_EXPLICIT, xt, yint, yt_ref, zt_ref, magt, magzt));
     PetscCall(CheckTransposeMode(Aaij, type, mname, "implicit", PETSC_FALSE, EXPECT_IMPLICIT, xt, yint, yt_ref, zt_ref, magt, magzt));
-    /* GAMG's prolongators: auto must honour MAT_FORM_EXPLICIT_TRANSPOSE */
+    /* auto must honour MAT_FORM_EXPLICIT_TRANSPOSE (GAMG sets it on the prolongators it repartitions) */
     PetscCall(CheckTransposeMode(Aaij, type, mname, "auto", PETSC_TRUE, EXPECT_EXPLICIT, xt, yint, yt_ref, zt_ref, magt, magzt));
     /* plain auto: the default chosen by measurement, whichever it is, on the path it reports */
     PetscCall(CheckTransposeMode(Aaij, type, mname, "auto", PETSC_FALSE, EXPECT_REPORTED, xt, yint, yt_ref, zt_ref, magt, magzt));

@@ -126,7 +126,7 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   PetscCall(PetscOptionsEList("-mat_gpumats_transpose",
                               "MatMultTranspose(Add): explicit (a transposed copy in the format, built at the first such product), implicit (scattered from the "
                               "stored copy, with atomics on the GPU; no second copy), or auto (explicit where MAT_FORM_EXPLICIT_TRANSPOSE is set, as GAMG does on "
-                              "its prolongators; implicit otherwise)",
+                              "the prolongators it repartitions; implicit otherwise)",
                               man.c_str(), transposes, 3, transposes[tm], &tm, NULL));
   PetscOptionsEnd();
   *transpose = TransposeMode(tm);

@@ -177,8 +177,8 @@ PetscErrorCode guarded(MPI_Comm comm, const char *context, F &&body)
 // transpose in the format, built at the first such product after a change and kept while the
 // matrix does not change; implicitly, scattering the stored copy's products into the result (with
 // atomics on the GPU), with no second copy; or auto: explicit when MAT_FORM_EXPLICIT_TRANSPOSE is
-// set on the matrix (GAMG sets it on its prolongators, whose transposes restrict in every cycle),
-// kAutoWithoutHint otherwise.
+// set on the matrix (GAMG sets it on the prolongators it repartitions onto fewer ranks, whose
+// transposes restrict in every cycle), kAutoWithoutHint otherwise.
 enum class TransposeMode { kAuto = 0, kExplicit = 1, kImplicit = 2 };
 // What auto does without MAT_FORM_EXPLICIT_TRANSPOSE: implicit until measured (examples/bench.cu
 // times both, and cuSPARSE's transposed SpMV, per matrix: -transpose): no second copy of the

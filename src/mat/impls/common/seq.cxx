@@ -12,10 +12,11 @@ namespace {
 struct SeqData final : TypeData {
   std::unique_ptr<FormatOperator> op;
   // The copy of A^T for MatMultTranspose(Add) on the explicit path (-mat_gpumats_transpose
-  // explicit, or auto with MAT_FORM_EXPLICIT_TRANSPOSE, which GAMG sets on its prolongators), in
-  // the same format and parameters: built at the first product with A^T after a change (most
-  // matrices never get one), kept while the matrix keeps the (id, state) it was built from, freed
-  // when the matrix changes or a product takes the implicit path. The host AIJ is not involved.
+  // explicit, or auto with MAT_FORM_EXPLICIT_TRANSPOSE, which GAMG sets on the prolongators it
+  // repartitions), in the same format and parameters: built at the first product with A^T after a
+  // change (most matrices never get one), kept while the matrix keeps the (id, state) it was built
+  // from, freed when the matrix changes or a product takes the implicit path. The host AIJ is not
+  // involved.
   BlockCopy transposed;
 
   void invalidate() override
