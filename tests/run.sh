@@ -286,8 +286,11 @@ if ! skipped tutorials && ! skipped solvers; then
   start=$SECONDS
   [ -f "$PETSCCONF" ] || notok "petscconf.h" "not found at $PETSCCONF: every package is reported missing"
   for np in 1 2; do
-    # BiCG: products with the transpose (MatMultTranspose) in every iteration
+    # BiCG: products with the transpose (MatMultTranspose) in every iteration, by auto's path and by
+    # each path named (the reference type ignores the option)
     ex2 bicg-jacobi $np -ksp_type bicg -pc_type jacobi
+    ex2 bicg-jacobi-explicit-transpose $np -ksp_type bicg -pc_type jacobi -mat_gpumats_transpose explicit
+    ex2 bicg-jacobi-implicit-transpose $np -ksp_type bicg -pc_type jacobi -mat_gpumats_transpose implicit
     # algebraic multigrid: GAMG smoothed aggregation (default) and classical, ML
     ex2 cg-gamg $np -ksp_type cg -pc_type gamg
     ex45 cg-gamg $np $G21 -ksp_type cg -pc_type gamg
@@ -353,6 +356,16 @@ if ! skipped options; then
     expect_error "bad-option/$t -mat_gpumats_reorder" "mat_gpumats_reorder" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder amd
     expect_output "long-rows-view/$t" "rows longer than 3 split" "${EX2[@]}" -mat_type "$t" -mat_gpumats_long_rows 3 -mat_view ::ascii_info
     expect_error "bad-option/$t -mat_gpumats_long_rows" "mat_gpumats_long_rows" "${EX2[@]}" -mat_type "$t" -mat_gpumats_long_rows -2
+    # MatMultTranspose's path (-mat_gpumats_transpose): in -help, in -mat_view on one and two ranks,
+    # and a bad value names the choices
+    expect_output "help-lists-transpose/$t" "mat_gpumats_transpose" "${EX2[@]}" -mat_type "$t" -help
+    for mode in explicit implicit; do
+      expect_output "transpose-view/$t $mode" "transpose products: $mode.*(-mat_gpumats_transpose $mode)" "${EX2[@]}" -mat_type "$t" -mat_gpumats_transpose $mode -mat_view ::ascii_info
+      expect_output "transpose-view/$t $mode np=2" "transpose products: $mode.*(-mat_gpumats_transpose $mode)" "${MPIEXEC[@]}" -n 2 "${EX2[@]}" -mat_type "$t" \
+        -mat_gpumats_transpose $mode -mat_view ::ascii_info
+    done
+    expect_output "transpose-view/$t auto" "transpose products: .*(-mat_gpumats_transpose auto, MAT_FORM_EXPLICIT_TRANSPOSE not set)" "${EX2[@]}" -mat_type "$t" -mat_view ::ascii_info
+    expect_error "bad-option/$t -mat_gpumats_transpose" "mat_gpumats_transpose.*auto.*explicit.*implicit" "${EX2[@]}" -mat_type "$t" -mat_gpumats_transpose copy
   done
   bad() { # name pattern options...
     local name=$1 pattern=$2 t

@@ -21,6 +21,19 @@ PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOpe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode BlockCopy::release_if_stale(Mat block)
+{
+  PetscObjectId    bid;
+  PetscObjectState bstate;
+
+  PetscFunctionBegin;
+  if (!op) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectGetId((PetscObject)block, &bid));
+  PetscCall(PetscObjectStateGet((PetscObject)block, &bstate));
+  if (bid != id || bstate != state) *this = BlockCopy{};
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode TypeData::is_current(Mat A, PetscBool *current)
 {
   PetscObjectId    aid;
@@ -163,7 +176,7 @@ PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, Forma
 
   PetscFunctionBegin;
   if (d->saved[kSetFromOptions]) PetscCall(d->call<PetscErrorCode (*)(Mat, OptionItems)>(kSetFromOptions, A, PetscOptionsObject));
-  PetscCall(ReadFormatOptions(A, *d->info, d->device, proto, PetscOptionsObject, changed));
+  PetscCall(ReadFormatOptions(A, *d->info, d->device, proto, &d->transpose, PetscOptionsObject, changed));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

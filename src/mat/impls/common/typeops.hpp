@@ -42,6 +42,10 @@ struct BlockCopy {
   // (re)builds op from `block` unless it is current; a new op takes proto's parameters
   PetscErrorCode update(Mat block, const FormatInfo &f, const FormatOperator &proto, bool device, PetscInt block_size, bool diagonal, bool transposed);
   void           forget() { id = -1; } // after changes PETSc does not record in a state
+  // frees op (and its GPU memory) unless it is current for `block`: a transposed copy, once its
+  // block has changed, is only rebuilt at the next product with A^T, which may never come
+  PetscErrorCode release_if_stale(Mat block);
+  bool           held() const { return op != nullptr; } // a copy is allocated, current or not
 };
 
 // Base of the Seq and MPI per-matrix data (A->spptr).
@@ -57,6 +61,7 @@ struct TypeData {
   PetscObjectState state = 0;
   bool             valid = false, from_assembly = false;
   Staging          stage;
+  TransposeMode    transpose = TransposeMode::kAuto; // -mat_gpumats_transpose
   // the aijcusparse copy of a GPU Seq matrix that cuSPARSE products and factorizations work on
   // (cusparse.cxx), made at first use and kept current with the matrix
   Mat              shadow       = nullptr;
