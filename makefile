@@ -3,6 +3,7 @@
 #   make run     install missing packages, build, solve the built-in problem with every format
 #   make test    install missing packages, build, run the test suite (no GPU needed)
 #   make gpu-test   on a machine with an NVIDIA GPU: the GPU suite (tests/gpu/run.sh)
+#   make solver-bench  PETSc's tutorials solved with every type, timed (examples/solverbench.sh)
 #   make lib     build lib/libpetscgpumats.so only
 #
 # PETSc comes from PETSC_DIR/PETSC_ARCH (default: Debian's /usr/lib/petsc); its compilers and
@@ -41,7 +42,7 @@ NVCCFLAGS := -std=c++17 -O3 -arch=sm_$(CUDA_ARCH) -ccbin $(firstword $(CXX) g++)
 comma := ,
 CUDA_LDFLAGS := $(if $(CUDA_OBJ),-L$(CUDA_DIR)/lib64 -Wl$(comma)-rpath$(comma)$(CUDA_DIR)/lib64 -lcusparse -lcudart)
 
-.PHONY: all lib deps run test gpu-test examples tests bench bellpack-model clean check-petsc petsc-cuda
+.PHONY: all lib deps run test gpu-test examples tests tutorials solver-bench bench bellpack-model clean check-petsc petsc-cuda
 
 all: lib examples
 
@@ -135,6 +136,14 @@ SNES_TUTORIALS := ex19
 TUTORIALS := $(addprefix $(BINDIR)/tutorial-,ex2 ex45 ex56 $(SNES_TUTORIALS))
 
 tests: examples $(TEST_BIN) $(TUTORIALS)
+
+tutorials: lib $(TUTORIALS)
+
+# The solver benchmark (examples/solverbench.sh): PETSc's tutorials with every type, -log_view into
+# build/solverbench/solverbench.{csv,md}. It builds what it needs itself (and, with a GPU but no CUDA
+# PETSc, takes config/build-petsc-cuda.sh's, as gpu-test does). SOLVERBENCH_* variables: see the script.
+solver-bench:
+	@bash examples/solverbench.sh
 
 TUTORIAL_BUILD = $(CC) $(CC_FLAGS) -O2 -w $(PETSC_CC_INCLUDES) -o $@ $< $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib -lm
 

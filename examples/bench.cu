@@ -4,7 +4,7 @@
    Synopsis:
      build/bin/bench [-matrix poisson7|poisson27|block3|random4|random16|powerlaw|shuffled7] [-n <int>]
                      [-f <file>] [-types <type,type,...>] [-warmup <10>] [-reps <100>]
-                     [-baselines <true>] [-copy_mib <1024>] [-check_tol <1e-12>] [-csv <file>]
+                     [-baselines <true>] [-transpose <true>] [-copy_mib <1024>] [-check_tol <1e-12>] [-csv <file>]
                      [-mat_cmrs_* / -mat_sellp_* / -mat_bellpack_* / -mat_cusparse_* options]
      make bench BENCH_ARGS="-matrix block3 -csv results.csv"
 
@@ -23,7 +23,16 @@
        block size > 1, cusparseDbsrmv on a BSR copy built on the host (explicit zeros fill partial
        blocks). Rows "cusparse-csr-alg1", "cusparse-csr-alg2", "cusparse-bsr";
      - a copy kernel y[i] = x[i] (double2 loads and stores, -copy_mib MiB per buffer): its
-       bandwidth B = (bytes read + written) / time is the reference of eta+.
+       bandwidth B = (bytes read + written) / time is the reference of eta+;
+     - y = A^T x (-transpose), timed the same way with MatMultTranspose() (the columns "A^T"):
+       for our types the implicit product (-mat_gpumats_transpose implicit: atomics over the stored
+       copy) and the explicit one (-mat_gpumats_transpose explicit: a transposed copy in the
+       format, whose build is the first call's time less one product's); for aijcusparse PETSc's
+       own two paths, without and with MAT_FORM_EXPLICIT_TRANSPOSE (cuSPARSE's transposed SpMV;
+       a transposed CSR built by cuSPARSE); for cusparse-csr-alg1 cusparseSpMV with
+       CUSPARSE_OPERATION_TRANSPOSE (in the "impl" column). Checked against MatMultTranspose of A
+       on the host. These decide -mat_gpumats_transpose auto's default (src/mat/impls/common/glue.hpp,
+       kAutoWithoutHint).
 
    Matrices (-matrix; -n as noted; values are hash-based, so deterministic and the same on every
    machine; off-diagonal entries are nonzero and every row is strictly diagonally dominant,
@@ -56,6 +65,7 @@
 .  -warmup <10>       - untimed MatMult() calls before the timed ones
 .  -reps <100>        - timed MatMult() calls per type
 .  -baselines <true>  - also time raw cuSPARSE
+.  -transpose <true>  - also time MatMultTranspose (implicit, explicit and the explicit copy's build)
 .  -copy_mib <1024>   - size of each buffer of the copy kernel, MiB
 .  -check_tol <1e-12> - the largest max|y - yref| / max|yref| that passes
 -  -csv <file>        - append one row per type (a header line first if the file is new or empty);
@@ -70,7 +80,10 @@
    stored entries / nonzeros; check = ok when max|y - yref| / max|yref| <= -check_tol, where yref
    is aijcusparse's y (cusparse-csr-alg1's without aijcusparse, host MatMult's without both);
    the reference itself is checked against MatMult() of A on the host (its check column says "ref"). parameters = what the type
-   chose (from -mat_view ::ascii_info).
+   chose (from -mat_view ::ascii_info). A^T impl / expl = time per MatMultTranspose (us) on the
+   implicit and the explicit path; build = the explicit copy's build (ms); chk = both within
+   -check_tol of A^T x on the host. In the CSV: transpose_implicit_us, transpose_explicit_us,
+   transpose_build_ms, transpose_check, transpose_rel_diff, the last columns of a row.
 
    Timing: the events are recorded on the stream PETSc's GPU work uses (PETSc's current device
    context, which is the default NULL stream unless -device_context_stream_type says otherwise;
@@ -90,12 +103,13 @@
      build/bin/bench -matrix block3 -csv h200.csv
      build/bin/bench -matrix powerlaw -types aijcusparse,cmrscuda -mat_cmrs_height 4
      build/bin/bench -f matrix.mtx -reps 200 -csv h200.csv
+     build/bin/bench -matrix poisson27 -types aijcusparse,cmrscuda,sellpcuda,bellpackcuda,autocuda -csv transpose.csv
      python3 examples/bench_report.py h200.csv --md h200.md --png h200.png
 */
 
 static char help[] = "petsc-gpumats MatMult benchmark on one GPU: one matrix, several Mat types and raw cuSPARSE.\n"
                      "  -matrix poisson7|poisson27|block3|random4|random16|powerlaw|shuffled7  -n <int>  -f <file.mtx|petsc-binary>\n"
-                     "  -types <type,...>  -warmup <int>  -reps <int>  -baselines <bool>  -copy_mib <int>  -check_tol <real>  -csv <file>\n"
+                     "  -types <type,...>  -warmup <int>  -reps <int>  -baselines <bool>  -transpose <bool>  -copy_mib <int>  -check_tol <real>  -csv <file>\n"
                      "  and -mat_cmrs_*, -mat_sellp_*, -mat_bellpack_*, -mat_cusparse_* options (see the top of examples/bench.cu)\n\n";
 
 #include <petscmat.h>
@@ -470,6 +484,10 @@ struct Result {
   double      reldiff = -1;              /* against the reference; < 0: not checked */
   bool        is_ref = false, check_ok = true;
   std::string params;
+  /* MatMultTranspose (-transpose); < 0: not measured. t_why: why it failed (the MatMult figures stand) */
+  double      t_implicit_us = -1, t_explicit_us = -1, t_build_ms = -1, t_reldiff = -1;
+  bool        t_check_ok = true;
+  std::string t_why;
 };
 
 struct Bench {
@@ -480,6 +498,8 @@ struct Bench {
   cudaStream_t             stream = nullptr;
   cudaEvent_t              ev[2] = {nullptr, nullptr};
   std::vector<PetscScalar> x, yhost, yref; /* x, host MatMult's y, the reference y */
+  std::vector<PetscScalar> ythost;          /* host MatMultTranspose's A^T x: the reference of -transpose */
+  bool                     transpose = true;
   std::string              ref_name;
   std::vector<Result>      results;
 };
@@ -494,6 +514,14 @@ static void Check(Bench &b, Result &r, const PetscScalar *y)
     r.reldiff  = RelDiff(y, b.yhost.data(), b.n); /* the reference against the host */
   } else r.reldiff = RelDiff(y, b.yref.data(), b.n);
   r.check_ok = r.reldiff <= b.tol;
+}
+
+/* A^T x against the host's; the worse of a type's two paths is kept */
+static void CheckTranspose(const Bench &b, Result &r, const PetscScalar *y)
+{
+  const double d = RelDiff(y, b.ythost.data(), b.n);
+  r.t_reldiff    = std::max(r.t_reldiff, d);
+  r.t_check_ok   = r.t_check_ok && d <= b.tol;
 }
 
 /* ----------------------------------------------------------------------------------------------
@@ -690,6 +718,84 @@ static PetscErrorCode MeasurePhase(Bench &b, Mat B, Vec *x, Vec *y, Result &r, d
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Sets -[prefix]mat_gpumats_transpose of B as a user would: the options database, MatSetFromOptions */
+static PetscErrorCode SetTransposeMode(Mat B, const char *mode)
+{
+  const char *prefix = nullptr;
+  char        name[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetOptionsPrefix(B, &prefix));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "-%smat_gpumats_transpose", prefix ? prefix : ""));
+  PetscCall(PetscOptionsSetValue(nullptr, name, mode));
+  PetscCall(MatSetFromOptions(B));
+  PetscCall(PetscOptionsClearValue(nullptr, name));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatMultTranspose(B, x, y) timed like MatMult: a first call on its own (on the explicit path it
+   builds the transposed copy: first_ms), warm-up, timed calls (us per call); y checked */
+static PetscErrorCode TimeMultTranspose(Bench &b, Mat B, Vec x, Vec y, Result &r, double *us, double *first_ms)
+{
+  PetscLogDouble     t0, t1;
+  const PetscScalar *ya;
+  float              ms;
+
+  PetscFunctionBeginUser;
+  BenchCallCUDA(cudaDeviceSynchronize());
+  PetscCall(PetscTime(&t0));
+  PetscCall(MatMultTranspose(B, x, y));
+  BenchCallCUDA(cudaDeviceSynchronize());
+  PetscCall(PetscTime(&t1));
+  *first_ms = 1e3 * (t1 - t0);
+  for (PetscInt k = 0; k < b.warmup; k++) PetscCall(MatMultTranspose(B, x, y));
+  BenchCallCUDA(cudaEventRecord(b.ev[0], b.stream));
+  for (PetscInt k = 0; k < b.reps; k++) PetscCall(MatMultTranspose(B, x, y));
+  BenchCallCUDA(cudaEventRecord(b.ev[1], b.stream));
+  BenchCallCUDA(cudaEventSynchronize(b.ev[1]));
+  BenchCallCUDA(cudaEventElapsedTime(&ms, b.ev[0], b.ev[1]));
+  *us = 1e3 * (double)ms / (double)b.reps;
+  PetscCall(VecGetArrayRead(y, &ya));
+  CheckTranspose(b, r, ya);
+  PetscCall(VecRestoreArrayRead(y, &ya));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* -transpose: both paths of MatMultTranspose of B (A is square: x and y serve A^T too). Ours: the
+   implicit product, then the explicit copy (built by the first call); aijcusparse: PETSc's paths
+   without and with MAT_FORM_EXPLICIT_TRANSPOSE. Other types are not timed. */
+static PetscErrorCode MeasureTransposePhase(Bench &b, Mat B, Vec x, Vec y, Result &r)
+{
+  char      type[256], *colon;
+  PetscBool ours = PETSC_FALSE, aijcusparse;
+  PetscInt  n;
+  double    first_ms;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscStrncpy(type, r.type.c_str(), sizeof(type)));
+  if ((colon = strchr(type, ':'))) *colon = 0; /* type:tag */
+  {
+    const char *const *roots;
+    PetscCall(PetscGpuMatsGetTypes(&n, &roots, nullptr, nullptr));
+    for (PetscInt k = 0; k < n && !ours; k++) PetscCall(PetscStrcmp(type, roots[k], &ours));
+  }
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)B, &aijcusparse, MATSEQAIJCUSPARSE, MATAIJCUSPARSE, ""));
+  if (ours) {
+    PetscCall(SetTransposeMode(B, "implicit"));
+    PetscCall(TimeMultTranspose(b, B, x, y, r, &r.t_implicit_us, &first_ms));
+    PetscCall(SetTransposeMode(B, "explicit"));
+    PetscCall(TimeMultTranspose(b, B, x, y, r, &r.t_explicit_us, &first_ms));
+    r.t_build_ms = std::max(0.0, first_ms - 1e-3 * r.t_explicit_us);
+  } else if (aijcusparse) {
+    PetscCall(MatSetOption(B, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_FALSE));
+    PetscCall(TimeMultTranspose(b, B, x, y, r, &r.t_implicit_us, &first_ms));
+    PetscCall(MatSetOption(B, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_TRUE));
+    PetscCall(TimeMultTranspose(b, B, x, y, r, &r.t_explicit_us, &first_ms));
+    r.t_build_ms = std::max(0.0, first_ms - 1e-3 * r.t_explicit_us);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode RunType(Bench &b, const char *type, Result &r)
 {
   Mat            B = nullptr;
@@ -713,6 +819,14 @@ static PetscErrorCode RunType(Bench &b, const char *type, Result &r)
     if (code) {
       PetscCall(LastErrorFirstLine(code, msg, sizeof(msg)));
       r.status = kFailed, r.why = msg;
+    } else if (b.transpose) {
+      PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
+      code = MeasureTransposePhase(b, B, x, y, r);
+      PetscCall(PetscPopErrorHandler());
+      if (code) {
+        PetscCall(LastErrorFirstLine(code, msg, sizeof(msg)));
+        r.t_check_ok = false, r.t_why = msg;
+      }
     }
   }
   /* free this type's GPU memory before the next one */
@@ -815,6 +929,41 @@ static PetscErrorCode TimeLaunches(Bench &b, const double *dy, Launch &&launch, 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* y = A^T x by cusparseSpMV with CUSPARSE_OPERATION_TRANSPOSE on the same CSR and vectors (A is
+   square), timed like the products; into r's transpose columns (implicit: no transposed copy) */
+static PetscErrorCode SpMVCSRTranspose(Bench &b, cusparseHandle_t handle, DeviceCSR &d, cusparseSpMatDescr_t mat, cusparseDnVecDescr_t vx, cusparseDnVecDescr_t vy,
+                                       cusparseSpMVAlg_t alg, Result &r)
+{
+  void        *buffer = nullptr;
+  size_t       size   = 0;
+  const double one = 1.0, zero = 0.0;
+  float        ms;
+
+  PetscFunctionBeginUser;
+  BenchCallCUSPARSE(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_TRANSPOSE, &one, mat, vx, &zero, vy, CUDA_R_64F, alg, &size));
+  if (size) BenchCallCUDA(cudaMalloc(&buffer, size));
+  auto launch = [&]() -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    BenchCallCUSPARSE(cusparseSpMV(handle, CUSPARSE_OPERATION_TRANSPOSE, &one, mat, vx, &zero, vy, CUDA_R_64F, alg, buffer));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  };
+  PetscCall(launch());
+  for (PetscInt k = 0; k < b.warmup; k++) PetscCall(launch());
+  BenchCallCUDA(cudaEventRecord(b.ev[0], b.stream));
+  for (PetscInt k = 0; k < b.reps; k++) PetscCall(launch());
+  BenchCallCUDA(cudaEventRecord(b.ev[1], b.stream));
+  BenchCallCUDA(cudaEventSynchronize(b.ev[1]));
+  BenchCallCUDA(cudaEventElapsedTime(&ms, b.ev[0], b.ev[1]));
+  r.t_implicit_us = 1e3 * (double)ms / (double)b.reps;
+  {
+    std::vector<double> y((size_t)b.n);
+    BenchCallCUDA(cudaMemcpy(y.data(), d.y, (size_t)b.n * sizeof(double), cudaMemcpyDeviceToHost));
+    CheckTranspose(b, r, y.data());
+  }
+  BenchCallCUDA(cudaFree(buffer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* cusparseSpMV with one CSR algorithm; the descriptors and the buffer are made once, as PETSc does */
 static PetscErrorCode SpMVCSR(Bench &b, cusparseHandle_t handle, DeviceCSR &d, cusparseSpMVAlg_t alg, Result &r)
 {
@@ -842,6 +991,17 @@ static PetscErrorCode SpMVCSR(Bench &b, cusparseHandle_t handle, DeviceCSR &d, c
     PetscFunctionReturn(PETSC_SUCCESS);
   };
   PetscCall(TimeLaunches(b, d.y, launch, t0, r));
+  if (b.transpose && alg == CUSPARSE_SPMV_CSR_ALG1) { /* what aijcusparse runs without MAT_FORM_EXPLICIT_TRANSPOSE */
+    PetscErrorCode code;
+    char           msg[MSG_LEN];
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
+    code = SpMVCSRTranspose(b, handle, d, mat, vx, vy, alg, r);
+    PetscCall(PetscPopErrorHandler());
+    if (code) {
+      PetscCall(LastErrorFirstLine(code, msg, sizeof(msg)));
+      r.t_check_ok = false, r.t_why = msg;
+    }
+  }
   r.fill      = 1.0;
   r.format_mb = (12.0 * (double)d.nnz + 4.0 * (double)(d.n + 1)) / 1e6;
   r.params    = std::string("cusparseSpMV ") + (alg == CUSPARSE_SPMV_CSR_ALG1 ? "CUSPARSE_SPMV_CSR_ALG1" : "CUSPARSE_SPMV_CSR_ALG2") + ", 32-bit indices";
@@ -1015,7 +1175,21 @@ static double RefTime(const Bench &b)
   return 0;
 }
 
-static bool Passed(const Result &r) { return r.status == kSkipped || (r.status == kOk && r.check_ok); }
+static bool Passed(const Result &r) { return r.status == kSkipped || (r.status == kOk && r.check_ok && r.t_check_ok); }
+
+/* the transpose columns: "-" where not measured */
+static std::string Cell(double v, const char *fmt)
+{
+  char buf[32] = "-";
+  if (v >= 0) snprintf(buf, sizeof(buf), fmt, v);
+  return buf;
+}
+static const char *TransposeCheckWord(const Result &r)
+{
+  if (!r.t_why.empty()) return "error";
+  if (r.t_reldiff < 0) return "";
+  return r.t_check_ok ? "ok" : "FAIL";
+}
 
 static const char *CheckWord(const Result &r) { return r.status != kOk ? "" : (!r.check_ok ? "FAIL" : (r.is_ref ? "ref" : "ok")); }
 
@@ -1035,8 +1209,10 @@ static PetscErrorCode PrintRow(const Bench &b, const Result &r)
   if (ref > 0) snprintf(speed, sizeof(speed), "%.2f", ref / r.us);
   if (r.format_mb >= 0) snprintf(mb, sizeof(mb), "%.1f", r.format_mb);
   if (r.fill >= 0) snprintf(fill, sizeof(fill), "%.3f", r.fill);
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-18s %9.1f %7.1f %5.3f %7.1f %7s %9.1f %9s %6s %-4s %8.1e  %s\n", r.type.c_str(), r.us, BetaPlus(b) / s / 1e9, BetaPlus(b) / s / 1e9 / b.copy_gbs,
-                        2.0 * (double)b.nnz / s / 1e9, speed, r.convert_ms, mb, fill, CheckWord(r), r.reldiff, r.params.c_str()));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-18s %9.1f %7.1f %5.3f %7.1f %7s %9.1f %9s %6s %-4s %8.1e | %8s %8s %8s %-5s | %s\n", r.type.c_str(), r.us, BetaPlus(b) / s / 1e9,
+                        BetaPlus(b) / s / 1e9 / b.copy_gbs, 2.0 * (double)b.nnz / s / 1e9, speed, r.convert_ms, mb, fill, CheckWord(r), r.reldiff,
+                        Cell(r.t_implicit_us, "%.1f").c_str(), Cell(r.t_explicit_us, "%.1f").c_str(), Cell(r.t_build_ms, "%.2f").c_str(), TransposeCheckWord(r),
+                        r.params.c_str()));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1057,7 +1233,8 @@ static PetscErrorCode WriteCSV(const Bench &b, const RunInfo &info, const char *
   PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot open -csv file %s: %s", path, strerror(errno));
   PetscCheck(!fseek(fp, 0, SEEK_END), PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "Cannot seek in -csv file %s: %s", path, strerror(errno));
   if (ftell(fp) == 0) /* a new (or empty) file: the header first */
-    fprintf(fp, "date,gpu,petsc,cuda,matrix,rows,nnz,nnz_per_row,block_size,type,status,time_us,gbs,eta_plus,gflops,speedup,convert_ms,format_mb,fill_ratio,check,rel_diff,params,copy_gbs,warmup,reps,note\n");
+    fprintf(fp, "date,gpu,petsc,cuda,matrix,rows,nnz,nnz_per_row,block_size,type,status,time_us,gbs,eta_plus,gflops,speedup,convert_ms,format_mb,fill_ratio,check,rel_diff,params,copy_gbs,warmup,reps,note,"
+                "transpose_implicit_us,transpose_explicit_us,transpose_build_ms,transpose_check,transpose_rel_diff\n");
   for (const Result &r : b.results) {
     const char *status = r.status == kSkipped ? "skipped" : (r.status == kFailed ? "error" : (r.check_ok ? "ok" : "FAIL"));
     fprintf(fp, "%s,%s,%s,%s,%s,%" PetscInt_FMT ",%" PetscInt_FMT ",%.4f,%" PetscInt_FMT ",%s,%s,", info.date.c_str(), Csv(info.gpu).c_str(), info.petsc.c_str(), info.cuda.c_str(), Csv(info.matrix).c_str(), b.n, b.nnz,
@@ -1072,7 +1249,11 @@ static PetscErrorCode WriteCSV(const Bench &b, const RunInfo &info, const char *
       if (r.fill >= 0) fprintf(fp, "%.4f", r.fill);
       fprintf(fp, ",%s,%.3e,%s,", CheckWord(r), r.reldiff, Csv(r.params).c_str());
     } else fprintf(fp, ",,,,,,,,,,,");
-    fprintf(fp, "%.1f,%" PetscInt_FMT ",%" PetscInt_FMT ",%s\n", b.copy_gbs, b.warmup, b.reps, Csv(r.why).c_str());
+    fprintf(fp, "%.1f,%" PetscInt_FMT ",%" PetscInt_FMT ",%s,", b.copy_gbs, b.warmup, b.reps, Csv(r.why.empty() ? r.t_why : r.why).c_str());
+    /* the transpose group last, so that files begun before it existed keep their columns */
+    auto field = [](double v, const char *fmt) { return v >= 0 ? Cell(v, fmt) : std::string(); };
+    fprintf(fp, "%s,%s,%s,%s,%s\n", field(r.t_implicit_us, "%.3f").c_str(), field(r.t_explicit_us, "%.3f").c_str(), field(r.t_build_ms, "%.3f").c_str(),
+            TransposeCheckWord(r), field(r.t_reldiff, "%.3e").c_str());
   }
   PetscCheck(!fclose(fp), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Error writing -csv file %s: %s", path, strerror(errno));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1092,7 +1273,7 @@ int main(int argc, char **argv)
   char                     file[PETSC_MAX_PATH_LEN] = "", csv[PETSC_MAX_PATH_LEN] = "", label[PETSC_MAX_PATH_LEN + 64];
   char                    *types[MAX_TYPES];
   PetscInt                 family = 0, n = -1, ntypes = MAX_TYPES, mib = 1024;
-  PetscBool                load = PETSC_FALSE, types_set = PETSC_FALSE, baselines = PETSC_TRUE, mat_type;
+  PetscBool                load = PETSC_FALSE, types_set = PETSC_FALSE, baselines = PETSC_TRUE, transpose = PETSC_TRUE, mat_type;
   PetscReal                tol = 1e-12;
   PetscMPIInt              size;
   int                      ndev = 0, dev = 0;
@@ -1111,11 +1292,14 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsBoundedInt("-warmup", "Untimed MatMult calls per type", "bench.cu", b.warmup, &b.warmup, nullptr, 0));
   PetscCall(PetscOptionsBoundedInt("-reps", "Timed MatMult calls per type", "bench.cu", b.reps, &b.reps, nullptr, 1));
   PetscCall(PetscOptionsBool("-baselines", "Also time raw cuSPARSE (CSR ALG1, ALG2; BSR for block size > 1)", "bench.cu", baselines, &baselines, nullptr));
+  PetscCall(PetscOptionsBool("-transpose", "Also time MatMultTranspose: implicit, explicit copy and its build; cuSPARSE's transposed SpMV", "bench.cu", transpose,
+                             &transpose, nullptr));
   PetscCall(PetscOptionsBoundedInt("-copy_mib", "MiB per buffer of the copy kernel", "bench.cu", mib, &mib, nullptr, 1));
   PetscCall(PetscOptionsReal("-check_tol", "Largest max|y - yref| / max|yref| that passes", "bench.cu", tol, &tol, nullptr));
   PetscCall(PetscOptionsString("-csv", "Append the results to this CSV file", "bench.cu", csv, csv, sizeof(csv), nullptr));
   PetscOptionsEnd();
-  b.tol = (double)tol;
+  b.tol       = (double)tol;
+  b.transpose = transpose;
   PetscCall(PetscOptionsHasName(nullptr, nullptr, "-mat_type", &mat_type));
   PetscCheck(!mat_type, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "bench compares the types of -types; -mat_type would retype the converted matrices, drop it");
   if (!types_set) {
@@ -1200,6 +1384,12 @@ int main(int argc, char **argv)
     PetscCall(VecGetArrayRead(yh, &ya));
     b.yhost.assign(ya, ya + b.n);
     PetscCall(VecRestoreArrayRead(yh, &ya));
+    if (b.transpose) { /* A^T x with the same x (A is square) */
+      PetscCall(MatMultTranspose(b.A, xh, yh));
+      PetscCall(VecGetArrayRead(yh, &ya));
+      b.ythost.assign(ya, ya + b.n);
+      PetscCall(VecRestoreArrayRead(yh, &ya));
+    }
     PetscCall(VecDestroy(&xh));
     PetscCall(VecDestroy(&yh));
   }
@@ -1244,8 +1434,9 @@ int main(int argc, char **argv)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "copy bandwidth B = %.1f GB/s (y = x, double2, 2 x %" PetscInt_FMT " MiB); beta+ = 12 nnz + 4 (n+1) + 16 n = %.1f MB\n", b.copy_gbs, mib, BetaPlus(b) / 1e6));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatMult: %" PetscInt_FMT " warm-up + %" PetscInt_FMT " timed calls per type, CUDA events on the %s stream; check: max|y - yref|/max|yref| <= %.0e\n\n", b.warmup, b.reps,
                           b.stream ? "PETSc device context's" : "default (NULL)", b.tol));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-18s %9s %7s %5s %7s %7s %9s %9s %6s %-4s %8s  %s\n", "type", "time(us)", "GB/s", "eta+", "GFlop/s", "speedup", "conv(ms)", "format MB", "fill", "chk", "rel.diff", "parameters"));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "------------------ --------- ------- ----- ------- ------- --------- --------- ------ ---- --------  ----------\n"));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-18s %9s %7s %5s %7s %7s %9s %9s %6s %-4s %8s | %8s %8s %8s %-5s | %s\n", "type", "time(us)", "GB/s", "eta+", "GFlop/s", "speedup", "conv(ms)",
+                          "format MB", "fill", "chk", "rel.diff", "A^T impl", "expl(us)", "build ms", "chk", "parameters"));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "------------------ --------- ------- ----- ------- ------- --------- --------- ------ ---- -------- | -------- -------- -------- ----- | ----------\n"));
   }
 
   /* aijcusparse first (its y is the reference), then raw cuSPARSE, then the other types */
@@ -1284,6 +1475,8 @@ int main(int argc, char **argv)
     if (Passed(r)) continue;
     nfail++;
     if (r.status == kFailed) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAILED: %s: %s\n", r.type.c_str(), r.why.c_str()));
+    else if (!r.t_why.empty()) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAILED: %s: MatMultTranspose: %s\n", r.type.c_str(), r.t_why.c_str()));
+    else if (!r.t_check_ok) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAILED: %s: A^T x differs from the host's by %.2e (relative), more than %.0e\n", r.type.c_str(), r.t_reldiff, b.tol));
     else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAILED: %s: y differs from the reference (%s) by %.2e (relative), more than %.0e\n", r.type.c_str(), r.is_ref ? "host MatMult" : b.ref_name.c_str(), r.reldiff, b.tol));
   }
   if (!nfail) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "every type that ran passed its check\n"));

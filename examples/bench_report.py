@@ -6,7 +6,10 @@
 Writes a markdown table with one row per matrix and Mat type (matrix, nnz/row, type, time per
 MatMult, GB/s of beta+, eta+, GFlop/s, speedup over aijcusparse and over cusparse-csr-alg1,
 conversion time, the parameters the type chose) to stdout, or to the file of --md, under a line
-naming the GPU, the PETSc version and the date of the runs. Types that were skipped or failed are
+naming the GPU, the PETSc version and the date of the runs. Runs with the MatMultTranspose columns
+(bench -transpose, the default) get a second table: per matrix and type the implicit and the
+explicit product, the explicit copy's build, how many products with A^T repay that build, and
+cuSPARSE's transposed SpMV: what -mat_gpumats_transpose auto's default is chosen from. Types that were skipped or failed are
 listed below the table. Speedups compare rows of the same run (same date, GPU and matrix): a
 benchmark run appends one row per type, all with the run's date.
 
@@ -131,6 +134,30 @@ def table(rows):
     return out, notes
 
 
+def transpose_table(rows):
+    """MatMultTranspose per run and type: implicit (atomics over the stored copy) against explicit
+    (a transposed copy), the copy's build, and cuSPARSE's transposed SpMV of the same run"""
+    runs = group_runs(rows)
+    order = sorted(runs, key=lambda k: (number(runs[k][0]["nnz_per_row"]) or 0, k[3], k[0]))
+    out = ["| matrix | nnz/row | type | implicit (us) | explicit (us) | explicit / implicit | build (ms) | products to repay the build | cuSPARSE A^T (us) | check |",
+           "|---|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+    any_row = False
+    for key in order:
+        run = runs[key]
+        t_cusparse = next((number(r.get("transpose_implicit_us")) for r in run if r["type"] == ALG1), None)
+        for r in run:
+            ti, te, tb = number(r.get("transpose_implicit_us")), number(r.get("transpose_explicit_us")), number(r.get("transpose_build_ms"))
+            if ti is None or te is None:  # not timed both ways (the cuSPARSE rows, PETSc's other types, older files)
+                continue
+            any_row = True
+            # the explicit copy pays for itself after build / (implicit - explicit) products, if it is faster at all
+            repay = fmt(1e3 * tb / (ti - te), ".0f") if tb is not None and te < ti else "never"
+            out.append("| " + " | ".join([md_cell(run[0]["matrix"]), fmt(number(run[0]["nnz_per_row"]), ".2f"), md_cell(r["type"]), fmt(ti, ".1f"), fmt(te, ".1f"),
+                                            fmt(te / ti if ti else None, ".2f"), fmt(tb, ".2f"), repay, fmt(t_cusparse, ".1f"),
+                                            md_cell(r.get("transpose_check") or "")]) + " |")
+    return out if any_row else []
+
+
 def summary(rows):
     """one row per run: the fastest of our types with their default parameters (variants type:tag
     left out), its speedups over aijcusparse, cuSPARSE CSR ALG1 and BSR, and autocuda's over ALG1"""
@@ -224,6 +251,9 @@ def main(argv=None):
             "GB/s and eta+ count beta+ = 12 nnz + 4 (n+1) + 16 n bytes for every type; eta+ is relative to the copy bandwidth of the run.", ""]
     text += ["Fastest of our types per matrix (default parameters):", ""] + summary(rows) + ["", "Every type and option variant (type:tag):", ""]
     text += lines
+    tt = transpose_table(rows)
+    if tt:
+        text += ["", "MatMultTranspose: implicit product (atomics over the stored copy) and explicit copy, per type:", ""] + tt
     if notes:
         text += ["", "Not run:", ""] + [f"- {md_cell(n)}" for n in notes]
     md = "\n".join(text) + "\n"

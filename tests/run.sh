@@ -16,8 +16,6 @@
 # Environment (the GPU suite, tests/gpu/run.sh, sets these):
 #   GPUMATS_TYPES  types under test        (default: the registry's host types)
 #   GPUMATS_REF    reference type          (default: aij)
-#   GPUMATS_FACTOR_REF  reference for the cases whose factorization our types leave to AIJ on the
-#                  host (ICC), where aijcusparse factors on the GPU differently (default: GPUMATS_REF)
 #   GPUMATS_VEC    -dm_vec_type for ex45   (default: none)
 #   GPUMATS_SKIP   sections to skip (core petsc tutorials solvers options scaling download variants), e.g. "core"
 #                  when the caller runs it itself; "solvers" skips only the solver paths of 3
@@ -108,7 +106,7 @@ fi
 # --- 2. PETSc-level tests -------------------------------------------------------------------
 if ! skipped petsc; then
   for np in 1 2 4; do
-    for prog in test_types test_mult test_convert test_update test_ksp test_io; do
+    for prog in test_types test_mult test_product test_convert test_update test_ksp test_io; do
       run_checks "$prog np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP"
     done
   done
@@ -283,20 +281,36 @@ mg_view() { # np
     else ok "ex45-mg-level-types np=$np/$t: $lv"; fi
   done
 }
-# Runs a case against GPUMATS_FACTOR_REF (default: the reference type) instead.
-factor_ref() {
-  local saved=$REF
-  REF=${GPUMATS_FACTOR_REF:-$REF}
-  "$@"
-  REF=$saved
+# With a CUDA PETSc, *cuda types factor as aijcusparse does: MATSOLVERCUSPARSE by default for
+# PCILU/PCICC/PCLU and for block Jacobi's sub-solvers (on 2 ranks the diagonal block becomes an
+# aijcusparse matrix in place); host types keep PETSc's own factorization.
+factor_package() {
+  local t c np opts
+  have CUDA || return 0
+  for t in $TYPES; do
+    case $t in *cuda) ;; *) continue ;; esac
+    for c in "ilu 1 -pc_type ilu" "icc 1 -ksp_type cg -pc_type icc" "lu 1 -ksp_type preonly -pc_type lu" "bjacobi-ilu 2 -pc_type bjacobi -sub_pc_type ilu"; do
+      set -- $c
+      np=$2
+      opts=${c#* * }
+      expect_output "factor-package-$1 np=$np/$t" "package used to perform factorization: cusparse" \
+        "${TUTORIAL_RUN[@]}" -n $np "$BIN/tutorial-ex2" -m 20 -n 20 -dll_append "$LIB" -mat_type "$t" ${VEC:+-vec_type $VEC} $opts -ksp_view
+    done
+    # products (GAMG, Galerkin PCMG) on the host when asked; a bad choice is named
+    run_checks "test_product -mat_gpumats_products host np=1/$t" "${TUTORIAL_RUN[@]}" -n 1 "$BIN/test_product" -types "$t" -mat_gpumats_products host
+    expect_error "bad-option/$t -mat_gpumats_products" "mat_gpumats_products" "${TUTORIAL_RUN[@]}" -n 1 "$BIN/test_product" -types "$t" -mat_gpumats_products cpu
+  done
 }
 if ! skipped tutorials && ! skipped solvers; then
   echo "# solver paths: GAMG, ML, PCMG on DMDAs, MUMPS, UMFPACK, SuperLU, ICC (ex2, ex45, ex56, snes ex19)"
   start=$SECONDS
   [ -f "$PETSCCONF" ] || notok "petscconf.h" "not found at $PETSCCONF: every package is reported missing"
   for np in 1 2; do
-    # BiCG: products with the transpose (MatMultTranspose) in every iteration
+    # BiCG: products with the transpose (MatMultTranspose) in every iteration, by auto's path and by
+    # each path named (the reference type ignores the option)
     ex2 bicg-jacobi $np -ksp_type bicg -pc_type jacobi
+    ex2 bicg-jacobi-explicit-transpose $np -ksp_type bicg -pc_type jacobi -mat_gpumats_transpose explicit
+    ex2 bicg-jacobi-implicit-transpose $np -ksp_type bicg -pc_type jacobi -mat_gpumats_transpose implicit
     # algebraic multigrid: GAMG smoothed aggregation (default) and classical, ML
     ex2 cg-gamg $np -ksp_type cg -pc_type gamg
     ex45 cg-gamg $np $G21 -ksp_type cg -pc_type gamg
@@ -332,10 +346,11 @@ if ! skipped tutorials && ! skipped solvers; then
   ex45 cg-gamg-classical 1 $G21 -ksp_type cg -pc_type gamg -pc_gamg_type classical
   with SUITESPARSE ex2 lu-umfpack 1 -ksp_type preonly -pc_type lu -pc_factor_mat_solver_type umfpack
   with SUPERLU ex2 lu-superlu 1 -ksp_type preonly -pc_type lu -pc_factor_mat_solver_type superlu
-  # (our types factor on the host, as aij does; aijcusparse factors with cuSPARSE, whose ICC takes
-  # other iteration counts (ex45: 17 against 18), so the GPU suite compares these with aij)
-  factor_ref ex2 cg-icc 1 -ksp_type cg -pc_type icc
-  factor_ref ex45 gmres-icc 1 $G21 -pc_type icc # (not CG: ex45's matrix is not symmetric; CG with ICC never converges)
+  # (host types factor on the host, as aij does; *cuda types with cuSPARSE, as aijcusparse does,
+  # whose ICC takes other iteration counts than PETSc's (ex45: 17 against 18))
+  factor_package
+  ex2 cg-icc 1 -ksp_type cg -pc_type icc
+  ex45 gmres-icc 1 $G21 -pc_type icc # (not CG: ex45's matrix is not symmetric; CG with ICC never converges)
   for t in $TYPES; do
     run_checks "test_mg -galerkin np=1/$t" "${TUTORIAL_RUN[@]}" -n 1 "$BIN/test_mg" -types "$t" -galerkin ${VEC:+-dm_vec_type $VEC}
   done
@@ -361,6 +376,16 @@ if ! skipped options; then
     expect_error "bad-option/$t -mat_gpumats_reorder" "mat_gpumats_reorder" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder amd
     expect_output "long-rows-view/$t" "rows longer than 3 split" "${EX2[@]}" -mat_type "$t" -mat_gpumats_long_rows 3 -mat_view ::ascii_info
     expect_error "bad-option/$t -mat_gpumats_long_rows" "mat_gpumats_long_rows" "${EX2[@]}" -mat_type "$t" -mat_gpumats_long_rows -2
+    # MatMultTranspose's path (-mat_gpumats_transpose): in -help, in -mat_view on one and two ranks,
+    # and a bad value names the choices
+    expect_output "help-lists-transpose/$t" "mat_gpumats_transpose" "${EX2[@]}" -mat_type "$t" -help
+    for mode in explicit implicit; do
+      expect_output "transpose-view/$t $mode" "transpose products: $mode.*(-mat_gpumats_transpose $mode)" "${EX2[@]}" -mat_type "$t" -mat_gpumats_transpose $mode -mat_view ::ascii_info
+      expect_output "transpose-view/$t $mode np=2" "transpose products: $mode.*(-mat_gpumats_transpose $mode)" "${MPIEXEC[@]}" -n 2 "${EX2[@]}" -mat_type "$t" \
+        -mat_gpumats_transpose $mode -mat_view ::ascii_info
+    done
+    expect_output "transpose-view/$t auto" "transpose products: .*(-mat_gpumats_transpose auto, MAT_FORM_EXPLICIT_TRANSPOSE not set)" "${EX2[@]}" -mat_type "$t" -mat_view ::ascii_info
+    expect_error "bad-option/$t -mat_gpumats_transpose" "mat_gpumats_transpose.*auto.*explicit.*implicit" "${EX2[@]}" -mat_type "$t" -mat_gpumats_transpose copy
   done
   # the MPI types: the exchange, each rank's place and GPU, and the compressed off-diagonal block
   # (ex2's 12x12 grid on 2 ranks: 12 of each rank's 72 rows reach the other rank)

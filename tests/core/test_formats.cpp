@@ -3,7 +3,10 @@
 //   - to_csr(from_csr(A)) == A exactly (explicit zeros, NaN and Inf values included);
 //   - the host SpMV equals the CSR reference for y = A x (y holding NaN garbage before),
 //     y = alpha A x + beta y, and z = y + A x, within the rounding bound of any summation order;
-//   - padding never touches x: an Inf in x reaches only the rows that reference its column;
+//   - the host transpose product over the stored format (the implicit MatMultTranspose) equals
+//     the CSR reference of A^T (core/transform.hpp's transpose) for the same three epilogues;
+//   - padding never touches x: an Inf in x reaches only the rows that reference its column, and
+//     with the transpose only the columns of the row it multiplies;
 //   - footprint counts are consistent, and its bytes are exactly those of the arrays a product
 //     reads (what the device copy allocates; host-only bookkeeping such as CMRS's strip_nnz,
 //     SELL-P's row_len and BELLPACK's presence bits excluded);
@@ -12,6 +15,7 @@
 #include "../../src/mat/impls/bellpack/host.hpp"
 #include "../../src/mat/impls/bellpack/tuning.hpp"
 #include "../../src/mat/impls/cmrs/host.hpp"
+#include "../../src/mat/impls/common/core/transform.hpp"
 #include "../../src/mat/impls/sellp/host.hpp"
 #include "../common/check.hpp"
 #include "../common/describe.hpp"
@@ -70,30 +74,38 @@ bool check_case(const Fmt &fmt, const Csr<V> &A, const P &p, bool exact_padding,
   if (f.total_bytes() != fmt.kernel_bytes(M))
     return why = "footprint of " + std::to_string(f.total_bytes()) + " bytes, the arrays a product reads hold " + std::to_string(fmt.kernel_bytes(M)), false;
 
-  const std::vector<V> x  = testmat::random_vector<V>(A.ncols, 99);
-  const std::vector<V> y0 = testmat::random_vector<V>(A.nrows, 7);
-  std::vector<long double> ref, mag;
-  struct Case {
-    const char *name;
-    double      alpha, beta;
-    bool        separate_out;
-  };
-  for (const Case &c : {Case{"y=Ax", 1, 0, false}, Case{"y=aAx+by", 2.5, -0.5, false}, Case{"z=y+Ax", 1, 1, true}}) {
-    std::vector<V> in = y0, out(std::size_t(A.nrows), std::numeric_limits<V>::quiet_NaN());
-    if (!c.separate_out && c.beta != 0) out = y0; // y = a A x + b y works in place
-    Epilogue<V> ep{V(c.alpha), V(c.beta), c.separate_out ? in.data() : out.data(), out.data()};
-    fmt.spmv(M, x.data(), ep);
-    testmat::reference_spmv(A, x, c.alpha, c.beta, y0, ref, mag);
-    if (!testmat::close(A, out, ref, mag, why)) return why = std::string(c.name) + ": " + why, false;
-  }
-  if (exact_padding && A.ncols > 0) {
-    // Inf in one column of x: rows not referencing that column must stay finite
-    std::vector<V> xi = x;
-    xi[std::size_t(A.ncols / 2)] = std::numeric_limits<V>::infinity();
-    std::vector<V> out(std::size_t(A.nrows));
-    fmt.spmv(M, xi.data(), Epilogue<V>{V(1), V(0), nullptr, out.data()});
-    testmat::reference_spmv(A, xi, 1, 0, y0, ref, mag);
-    if (!testmat::close(A, out, ref, mag, why)) return why = "Inf in x leaks through padding: " + why, false;
+  // the product with A (spmv) and with A^T over the same stored arrays (spmv_transpose), each
+  // against the long-double CSR reference of its operator
+  const Csr<V> At = transpose(A.view());
+  for (const bool trans : {false, true}) {
+    const Csr<V>        &Op   = trans ? At : A;
+    const char          *what = trans ? "transpose " : "";
+    const std::vector<V> x    = testmat::random_vector<V>(Op.ncols, 99);
+    const std::vector<V> y0   = testmat::random_vector<V>(Op.nrows, 7);
+    auto                 product = [&](const V *xp, const Epilogue<V> &ep) { trans ? fmt.spmv_t(M, xp, ep) : fmt.spmv(M, xp, ep); };
+    std::vector<long double> ref, mag;
+    struct Case {
+      const char *name;
+      double      alpha, beta;
+      bool        separate_out;
+    };
+    for (const Case &c : {Case{"y=Ax", 1, 0, false}, Case{"y=aAx+by", 2.5, -0.5, false}, Case{"z=y+Ax", 1, 1, true}}) {
+      std::vector<V> in = y0, out(std::size_t(Op.nrows), std::numeric_limits<V>::quiet_NaN());
+      if (!c.separate_out && c.beta != 0) out = y0; // y = a A x + b y works in place
+      Epilogue<V> ep{V(c.alpha), V(c.beta), c.separate_out ? in.data() : out.data(), out.data()};
+      product(x.data(), ep);
+      testmat::reference_spmv(Op, x, c.alpha, c.beta, y0, ref, mag);
+      if (!testmat::close(Op, out, ref, mag, why)) return why = std::string(what) + c.name + ": " + why, false;
+    }
+    if (exact_padding && Op.ncols > 0) {
+      // Inf in one entry of x: outputs not multiplying it must stay finite
+      std::vector<V> xi = x;
+      xi[std::size_t(Op.ncols / 2)] = std::numeric_limits<V>::infinity();
+      std::vector<V> out(std::size_t(Op.nrows));
+      product(xi.data(), Epilogue<V>{V(1), V(0), nullptr, out.data()});
+      testmat::reference_spmv(Op, xi, 1, 0, y0, ref, mag);
+      if (!testmat::close(Op, out, ref, mag, why)) return why = std::string(what) + "Inf in x leaks through padding: " + why, false;
+    }
   }
   return true;
 }
@@ -128,6 +140,7 @@ struct FormatOps {
   std::function<M_(const Csr<V> &, const P_ &)> build;
   std::function<Csr<V>(const M_ &)>             to_csr;
   std::function<void(const M_ &, const V *, const Epilogue<V> &)> spmv;
+  std::function<void(const M_ &, const V *, const Epilogue<V> &)> spmv_t; // with A^T, over the same arrays
   std::function<Footprint(const M_ &)>                            footprint;
   std::function<std::int64_t(const M_ &)>                         kernel_bytes; // sizes of the arrays SpMV reads
 };
@@ -147,10 +160,12 @@ void run_all(const char *vname)
   using BM        = bellpack::Matrix<V>;
   FormatOps<CM, cmrs::Params, V> c{[](const Csr<V> &A, const cmrs::Params &p) { return cmrs::from_csr(A.view(), p); },
                                    [](const CM &M) { return cmrs::to_csr(M); }, [](const CM &M, const V *x, const Epilogue<V> &e) { cmrs::spmv(M, x, e); },
+                                   [](const CM &M, const V *x, const Epilogue<V> &e) { cmrs::spmv_transpose(M, x, e); },
                                    [](const CM &M) { return cmrs::footprint(M); },
                                    [](const CM &M) { return bytes_of(M.strip_ptr) + bytes_of(M.col_ind) + bytes_of(M.val); }};
   FormatOps<SM, sellp::Params, V> s{[](const Csr<V> &A, const sellp::Params &p) { return sellp::from_csr(A.view(), p); },
                                     [](const SM &M) { return sellp::to_csr(M); }, [](const SM &M, const V *x, const Epilogue<V> &e) { sellp::spmv(M, x, e); },
+                                    [](const SM &M, const V *x, const Epilogue<V> &e) { sellp::spmv_transpose(M, x, e); },
                                     [](const SM &M) { return sellp::footprint(M); },
                                     [](const SM &M) {
                                       return bytes_of(M.slice_ptr) + bytes_of(M.col_ind) + bytes_of(M.col_delta) + bytes_of(M.col_base) + bytes_of(M.val) +
@@ -159,11 +174,13 @@ void run_all(const char *vname)
   FormatOps<BM, bellpack::Params, V> b{[](const Csr<V> &A, const bellpack::Params &p) { return bellpack::from_csr(A.view(), p); },
                                        [](const BM &M) { return bellpack::to_csr(M); },
                                        [](const BM &M, const V *x, const Epilogue<V> &e) { bellpack::spmv(M, x, e); },
+                                       [](const BM &M, const V *x, const Epilogue<V> &e) { bellpack::spmv_transpose(M, x, e); },
                                        [](const BM &M) { return bellpack::footprint(M); },
                                        [](const BM &M) { return bytes_of(M.part_ptr) + bytes_of(M.block_col) + bytes_of(M.val) + bytes_of(M.row_perm); }};
   run_format<V>("cmrs", c, cmrs_sweep(), mats, true, vname);
   run_format<V>("sellp", s, sellp_sweep(), mats, true, vname);
   // block fill multiplies x entries by explicit zeros, so an Inf in x may reach a neighbour row
+  // (or, with the transpose, a neighbour column)
   run_format<V>("bellpack", b, bellpack_sweep(std::is_same<V, double>::value), mats, false, vname);
 }
 

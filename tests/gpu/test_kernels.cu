@@ -5,17 +5,29 @@
 //     device memory the copy holds, bytes(), but for the padding stated at each check;
 //   - SpMV of the device copy matches the long-double CSR reference within the rounding bound for
 //     y = A x (y prefilled with NaN), y = a A x + b y in place, and z = y + A x;
+//   - the implicit transpose product of the device copy (spmv_transpose: atomics over the stored
+//     arrays) matches the long-double CSR reference of A^T for the same three epilogues, and the
+//     format's host reference (spmv_transpose of host.hpp) within twice that bound (both round,
+//     in different orders; the atomics' order changes from run to run); cuSPARSE's transposed
+//     SpMV likewise against the reference;
 //   - both load policies (streaming and default caching);
 //   - the two gathers of reordered copies (x in, the product out through the epilogue);
 //   - the scatter of a compressed off-diagonal copy (its rows added through the row map), and the
 //     ghost exchange's pieces: a pack on the high-priority stream after an event, pinned copies;
 //   - BELLPACK's dense builder of the model benchmarks, and its occupancy query;
-//   - padding never reads x (an Inf in x stays in the rows that reference it).
+//   - padding never reads x (an Inf in x stays in the rows that reference it; with the transpose,
+//     in the columns of the row it multiplies), and never writes out of bounds (memcheck);
+//   - the transpose prologue (out = beta*in, never reading in when beta = 0) and the long-row
+//     tail's transposed scatter.
 // `--quick` runs a reduced sweep in double only, for compute-sanitizer memcheck.
 #include "../../src/mat/impls/auto/device.hpp"
 #include "../../src/mat/impls/bellpack/device.hpp"
+#include "../../src/mat/impls/bellpack/host.hpp"
 #include "../../src/mat/impls/cmrs/device.hpp"
+#include "../../src/mat/impls/cmrs/host.hpp"
+#include "../../src/mat/impls/common/core/transform.hpp"
 #include "../../src/mat/impls/sellp/device.hpp"
+#include "../../src/mat/impls/sellp/host.hpp"
 #include "../common/check.hpp"
 #include "../common/describe.hpp"
 #include "../common/matrices.hpp"
@@ -97,6 +109,59 @@ bool check_spmv(cuda::Operator<V> &op, const Csr<V> &A, bool exact_padding, std:
   return true;
 }
 
+// The implicit transpose product of a device operator (spmv_transpose), every epilogue and both
+// load policies, against the long-double CSR reference of A^T and, where given (host_t not empty),
+// against the format's host reference over the same stored arrays.
+template <class V>
+bool check_spmv_transpose(cuda::Operator<V> &op, const Csr<V> &A, const std::function<void(const V *, const Epilogue<V> &)> &host_t, bool exact_padding,
+                          std::string &why)
+{
+  const Csr<V>             At = transpose(A.view()); // A^T x is the row-wise product of At
+  const std::vector<V>     x  = testmat::random_vector<V>(At.ncols, 98);
+  const std::vector<V>     y0 = testmat::random_vector<V>(At.nrows, 8);
+  std::vector<long double> ref, mag;
+  DeviceArray<V>           dx(x);
+  for (cuda::LoadPolicy pol : {cuda::LoadPolicy::kStream, cuda::LoadPolicy::kDefault}) {
+    op.load_policy = pol;
+    struct Case {
+      const char *name;
+      double      alpha, beta;
+      bool        separate_out;
+    };
+    for (const Case &c : {Case{"y=A^Tx", 1, 0, false}, Case{"y=aA^Tx+by", 2.5, -0.5, false}, Case{"z=y+A^Tx", 1, 1, true}}) {
+      std::vector<V> out0(std::size_t(At.nrows), std::numeric_limits<V>::quiet_NaN());
+      if (!c.separate_out && c.beta != 0) out0 = y0;
+      DeviceArray<V> din(y0), dout(out0);
+      Epilogue<V>    ep{V(c.alpha), V(c.beta), c.separate_out ? din.p : dout.p, dout.p};
+      op.spmv_transpose(dx.p, ep, nullptr);
+      cudaError_t err = cudaDeviceSynchronize();
+      if (err != cudaSuccess) return why = std::string("transpose kernel failed: ") + cudaGetErrorString(err), false;
+      const std::vector<V> got = dout.get();
+      const std::string    where = std::string(c.name) + (pol == cuda::LoadPolicy::kStream ? " stream: " : " default: ");
+      testmat::reference_spmv(At, x, c.alpha, c.beta, y0, ref, mag);
+      if (!testmat::close(At, got, ref, mag, why)) return why = where + why, false;
+      if (host_t) { // the host reference, computed the same way from the same inputs
+        std::vector<V> hin = y0, hout(std::size_t(At.nrows), std::numeric_limits<V>::quiet_NaN());
+        if (!c.separate_out && c.beta != 0) hout = y0;
+        host_t(x.data(), Epilogue<V>{V(c.alpha), V(c.beta), c.separate_out ? hin.data() : hout.data(), hout.data()});
+        std::vector<long double> h(hout.begin(), hout.end()), mag2(mag);
+        for (auto &m : mag2) m *= 2;
+        if (!testmat::close(At, got, h, mag2, why)) return why = where + "against the host reference: " + why, false;
+      }
+    }
+  }
+  if (exact_padding && At.ncols > 0) {
+    std::vector<V> xi = x;
+    xi[std::size_t(At.ncols / 2)] = std::numeric_limits<V>::infinity();
+    DeviceArray<V> dxi(xi), dout(std::vector<V>(std::size_t(At.nrows)));
+    op.spmv_transpose(dxi.p, Epilogue<V>{V(1), V(0), nullptr, dout.p}, nullptr);
+    cudaDeviceSynchronize();
+    testmat::reference_spmv(At, xi, 1, 0, y0, ref, mag);
+    if (!testmat::close(At, dout.get(), ref, mag, why)) return why = "transpose: Inf in x leaks through padding: " + why, false;
+  }
+  return true;
+}
+
 using testmat::describe;
 
 // The footprint of a device copy against the memory it holds: footprint index_bytes + value_bytes
@@ -123,7 +188,10 @@ bool cmrs_case(const Csr<V> &A, const cmrs::Params &p, std::string &why)
   // strip_ptr, col, val: exactly the footprint
   if (!check_bytes(*up, 0, "uploaded", why) || !check_bytes(*conv, 0, "converted", why)) return false;
   if (!check_spmv(*up, A, true, why)) return why = "uploaded: " + why, false;
-  return check_spmv(*conv, A, true, why);
+  if (!check_spmv(*conv, A, true, why)) return false;
+  const std::function<void(const V *, const Epilogue<V> &)> host_t = [&](const V *x, const Epilogue<V> &ep) { cmrs::spmv_transpose(H, x, ep); };
+  if (!check_spmv_transpose(*up, A, host_t, true, why)) return why = "uploaded: " + why, false;
+  return check_spmv_transpose(*conv, A, host_t, true, why);
 }
 
 template <class V>
@@ -140,7 +208,10 @@ bool sellp_case(const Csr<V> &A, const sellp::Params &p, std::string &why)
   // footprint counts it: the kernel reads it for every row): exactly the footprint
   if (!check_bytes(*up, 0, "uploaded", why) || !check_bytes(*conv, 0, "converted", why)) return false;
   if (!check_spmv(*up, A, true, why)) return why = "uploaded: " + why, false;
-  return check_spmv(*conv, A, true, why);
+  if (!check_spmv(*conv, A, true, why)) return false;
+  const std::function<void(const V *, const Epilogue<V> &)> host_t = [&](const V *x, const Epilogue<V> &ep) { sellp::spmv_transpose(H, x, ep); };
+  if (!check_spmv_transpose(*up, A, host_t, true, why)) return why = "uploaded: " + why, false;
+  return check_spmv_transpose(*conv, A, host_t, true, why);
 }
 
 template <class V>
@@ -158,7 +229,11 @@ bool bellpack_case(const Csr<V> &A, const bellpack::Params &p, std::string &why)
   const std::int64_t pad = (H.slots() ? 0 : std::int64_t(sizeof(std::int32_t) + sizeof(V))) + (H.block_rows ? 0 : std::int64_t(sizeof(std::int32_t)));
   if (!check_bytes(*up, 0, "uploaded", why) || !check_bytes(*conv, pad, "converted", why)) return false;
   if (!check_spmv(*up, A, false, why)) return why = "uploaded: " + why, false;
-  return check_spmv(*conv, A, false, why);
+  if (!check_spmv(*conv, A, false, why)) return false;
+  // block fill: an Inf in x may reach a neighbour column through an explicit zero, as forward
+  const std::function<void(const V *, const Epilogue<V> &)> host_t = [&](const V *x, const Epilogue<V> &ep) { bellpack::spmv_transpose(H, x, ep); };
+  if (!check_spmv_transpose(*up, A, host_t, false, why)) return why = "uploaded: " + why, false;
+  return check_spmv_transpose(*conv, A, host_t, false, why);
 }
 
 // Small matrices get every parameter value; large ones (many blocks and grid strides) the reduced
@@ -176,7 +251,8 @@ void run_csr(const char *vname, const std::vector<testmat::Named> &mats)
       // row_ptr, col, val: the footprint, but an empty matrix still gets one column index and one
       // value, as cuSPARSE is handed real pointers
       const std::int64_t pad = A.nnz() ? 0 : std::int64_t(sizeof(std::int32_t) + sizeof(V));
-      ok = check_bytes(*op, pad, "cusparse", why) && check_spmv(*op, A, true, why) && autosel::time_spmv(*op, A.nrows, A.ncols, 1, 2, nullptr) >= 0;
+      ok = check_bytes(*op, pad, "cusparse", why) && check_spmv(*op, A, true, why) && check_spmv_transpose<V>(*op, A, {}, true, why) &&
+           autosel::time_spmv(*op, A.nrows, A.ncols, 1, 2, nullptr) >= 0;
     } catch (const std::exception &e) {
       ok  = false;
       why = e.what();
@@ -331,6 +407,38 @@ void gather_and_dense()
     cuda::copy_to_host_sync(back.data(), dback.get(), n * sizeof(double), nullptr);
     for (std::int64_t i = 0; i < n; ++i) okp = okp && back[i] == x[idx[i]];
     check::record(okp, "exchange/pack-on-own-stream-through-pinned-memory");
+  }
+  // the transpose prologue: out = beta*in (in separate and in place), and 0 from a NaN-filled out
+  // when beta = 0 (in never read)
+  {
+    DeviceArray<double> din(in), dout(std::vector<double>(n, std::numeric_limits<double>::quiet_NaN())), dself(in),
+      dnan2(std::vector<double>(n, std::numeric_limits<double>::quiet_NaN()));
+    cuda::transpose_prologue(Epilogue<double>{2, -0.5, din.p, dout.p}, n, nullptr);
+    cuda::transpose_prologue(Epilogue<double>{2, 3, dself.p, dself.p}, n, nullptr);
+    cuda::transpose_prologue(Epilogue<double>{2, 0, dnan2.p, dnan2.p}, n, nullptr);
+    cudaDeviceSynchronize();
+    const std::vector<double> a = dout.get(), b = dself.get(), c = dnan2.get();
+    bool                      okp = true;
+    for (std::int64_t i = 0; i < n; ++i) okp = okp && a[i] == -0.5 * in[i] && b[i] == 3 * in[i] && c[i] == 0;
+    check::record(okp, "transpose/prologue-beta-in");
+  }
+  // the long-row tail's transpose scatters alpha * v * x[row] into the entries' columns, rows
+  // sharing columns (atomics): tail rows 1 and 3 of a 4 x 4 block, the second of 70 entries
+  {
+    std::vector<std::int32_t> rows{1, 3}, ptr{0, 2, 72}, col{0, 2};
+    std::vector<double>       val{1, 2}, xt{1, 2, 3, 4}, expect{10, 10, 10, 10};
+    for (int k = 0; k < 70; ++k) col.push_back(k % 4), val.push_back(0.5 * k);
+    for (int r = 0; r < 2; ++r)
+      for (int k = ptr[r]; k < ptr[r + 1]; ++k) expect[col[k]] += 2.0 * val[k] * xt[rows[r]];
+    DeviceArray<std::int32_t> drows(rows), dptr(ptr), dcol(col);
+    DeviceArray<double>       dval(val), dxt(xt), dyt(std::vector<double>{10, 10, 10, 10});
+    cuda::tail_spmv_transpose(dxt.p, dyt.p, 2.0, drows.p, dptr.p, dcol.p, dval.p, 2, nullptr);
+    cudaDeviceSynchronize();
+    const std::vector<double> yt = dyt.get();
+    bool                      okt = true;
+    for (int c = 0; c < 4; ++c) okt = okt && std::abs(yt[c] - expect[c]) < 1e-9 * std::abs(expect[c]);
+    check::record(okt, "tail/transpose-scatters-into-columns", "got " + std::to_string(yt[0]) + ", " + std::to_string(yt[1]) + ", " + std::to_string(yt[2]) + ", " +
+                                                                   std::to_string(yt[3]));
   }
 
   // a dense 3x2-blocked matrix of 77 block rows, 5 blocks each: all-zero values give y = 0, and

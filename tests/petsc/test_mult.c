@@ -1,13 +1,136 @@
-static char help[] = "MatMult, MatMultAdd, MatMultTranspose and MatGetDiagonal of every type under test against the reference type.\n"
+static char help[] = "MatMult, MatMultAdd, MatMultTranspose(Add) and MatGetDiagonal of every type under test against the reference type.\n"
                      "  -types a,b,c : types under test (default cmrs,sellp,bellpack)\n"
-                     "  -ref t       : reference type (default aij)\n";
+                     "  -ref t       : reference type (default aij)\n"
+                     "  -dir path    : where to write the -mat_view text the transpose checks read (default .)\n";
 
 /*
    For each test matrix (testmats.h) and each type: y = A x with y prefilled with NaN (a product
-   must never read y), z = y + A x into another vector and in place, y = A^T x, and the diagonal,
-   all compared with the reference type within the rounding bound of any summation order.
+   must never read y), z = y + A x into another vector and in place, and the diagonal, all compared
+   with the reference type within the rounding bound of any summation order; MatMult and
+   MatMultAdd must run in the format (its SpMV event counts them, on every rank: on the GPU for the
+   *cuda types), rectangular matrices included.
+
+   Then, once per way of multiplying by the transpose (-mat_gpumats_transpose explicit and
+   implicit; auto with MAT_FORM_EXPLICIT_TRANSPOSE set, which must take the explicit path; plain
+   auto, whichever path it reports), on a fresh conversion: y = A^T x, z = y + A^T x into another
+   vector and in place, and A^T x after a change of values. The path is asserted, not assumed: the
+   explicit one builds a transposed copy at the first product with A^T (the format's Convert
+   event) and no more at the second, and -mat_view ::ascii_info reports it held; the implicit one
+   builds nothing and holds no copy, also right after the explicit path held one.
 */
 #include "testmats.h"
+
+#include <ctype.h>
+#include <string.h>
+
+static char view_dir[PETSC_MAX_PATH_LEN] = ".";
+
+/* The registry's name of the format a type belongs to ("cmrs" for cmrscuda and seqaijcmrscuda), or
+   PETSC_FALSE for types that are not ours (the reference). */
+static PetscErrorCode FormatOf(const char *type, char *format, size_t len, PetscBool *ours)
+{
+  PetscInt           n;
+  const char *const *roots, *const *seq, *const *mpi;
+  PetscBool          eq, gpu;
+
+  PetscFunctionBeginUser;
+  *ours = PETSC_FALSE;
+  PetscCall(PetscGpuMatsGetTypes(&n, &roots, &seq, &mpi));
+  for (PetscInt i = 0; i < n && !*ours; i++) {
+    PetscCall(PetscStrcmp(type, roots[i], &eq));
+    *ours = eq;
+    PetscCall(PetscStrcmp(type, seq[i], &eq));
+    *ours = (PetscBool)(*ours || eq);
+    PetscCall(PetscStrcmp(type, mpi[i], &eq));
+    *ours = (PetscBool)(*ours || eq);
+    if (*ours) {
+      PetscCall(PetscStrncpy(format, roots[i], len));
+      PetscCall(PetscStrendswith(format, "cuda", &gpu));
+      if (gpu) format[strlen(format) - 4] = 0;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* How often this rank has logged the format's event <FORMAT><what> ("SpMV": products in the format;
+   "Convert": format copies built), and its GPU flops (0 without a device-enabled PETSc). */
+static PetscErrorCode EventCount(const char *format, const char *what, PetscInt *count, PetscLogDouble *gpu_flops)
+{
+  char               name[64];
+  PetscLogEvent      event;
+  PetscEventPerfInfo info;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscStrncpy(name, format, sizeof(name)));
+  for (char *c = name; *c; c++) *c = (char)toupper((unsigned char)*c);
+  PetscCall(PetscStrlcat(name, what, sizeof(name)));
+  PetscCall(PetscLogEventGetId(name, &event));
+  PetscCall(PetscLogEventGetPerfInfo(PETSC_DETERMINE, event, &info));
+  *count = info.count;
+  *gpu_flops = 0;
+#if defined(PETSC_HAVE_DEVICE)
+  *gpu_flops = info.GpuFlops;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether B's -mat_view ::ascii_info text contains `needle` (collective: the text goes to a file,
+   which rank 0 reads; our types print to ASCII viewers only). */
+static PetscErrorCode ViewContains(Mat B, const char *needle, PetscBool *found)
+{
+  MPI_Comm    comm = PetscObjectComm((PetscObject)B);
+  PetscMPIInt rank;
+  PetscViewer v;
+  char        path[PETSC_MAX_PATH_LEN];
+  int         hit = 0;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscSNPrintf(path, sizeof(path), "%s/test_mult-view.txt", view_dir));
+  PetscCall(PetscViewerASCIIOpen(comm, path, &v));
+  PetscCall(PetscViewerPushFormat(v, PETSC_VIEWER_ASCII_INFO));
+  PetscCall(MatView(B, v));
+  PetscCall(PetscViewerPopFormat(v));
+  PetscCall(PetscViewerDestroy(&v));
+  if (rank == 0) {
+    FILE *fp = fopen(path, "r");
+    char  line[4096];
+    PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot read back %s", path);
+    while (!hit && fgets(line, sizeof(line), fp)) hit = strstr(line, needle) != NULL;
+    fclose(fp);
+  }
+  PetscCallMPI(MPI_Bcast(&hit, 1, MPI_INT, 0, comm));
+  *found = hit ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The product just made ran in the format, on every rank (each rank multiplies its own blocks,
+   even empty ones): its SpMV event counted it; for the *cuda types, some rank logged GPU flops
+   (every test matrix has nonzeros). */
+static PetscErrorCode CheckRanInFormat(Mat B, const char *format, PetscBool gpu, PetscInt count0, PetscLogDouble gflops0, const char *name)
+{
+  MPI_Comm       comm = PetscObjectComm((PetscObject)B);
+  PetscInt       count;
+  PetscLogDouble gflops, mine, all;
+  char           why[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(EventCount(format, "SpMV", &count, &gflops));
+  PetscCall(PetscSNPrintf(why, sizeof(why), "the format's SpMV event counted %" PetscInt_FMT " products on this rank", count - count0));
+  PetscCall(Check(comm, count > count0 ? PETSC_TRUE : PETSC_FALSE, name, why));
+#if defined(PETSC_HAVE_DEVICE)
+  if (gpu) {
+    char gname[300];
+    mine = gflops - gflops0;
+    PetscCallMPI(MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, comm)); /* PetscLogDouble is a double */
+    PetscCall(PetscSNPrintf(gname, sizeof(gname), "%s-on-gpu", name));
+    PetscCall(Check(comm, all > 0 ? PETSC_TRUE : PETSC_FALSE, gname, "no GPU flops logged by the format's SpMV event"));
+  }
+#else
+  (void)gpu, (void)gflops0, (void)mine, (void)all;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* z = y + op(B) x by madd (MatMultAdd or MatMultTransposeAdd), into z prefilled with NaN and then
    in place (z = y first), each compared with zref within tol of the magnitude bound mag */
@@ -32,17 +155,141 @@ static PetscErrorCode CheckAdd(PetscErrorCode (*madd)(Mat, Vec, Vec, Vec), Mat B
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, const char *ref)
+/* Sets B's -mat_gpumats_transpose as a user would, through the options database and MatSetFromOptions */
+static PetscErrorCode SetTransposeMode(Mat B, const char *mode)
 {
-  MPI_Comm  comm = PetscObjectComm((PetscObject)Aaij);
-  Mat       B, R;
-  Vec       x, y, z, yin, yref, zref, mag, xt, yt, yt_ref, magt, d, dref;
-  PetscBool ok;
-  char      why[256] = "", name[256];
-  PetscReal tol      = 1e3 * PETSC_MACHINE_EPSILON;
+  PetscFunctionBeginUser;
+  PetscCall(PetscOptionsSetValue(NULL, "-mat_gpumats_transpose", mode));
+  PetscCall(MatSetFromOptions(B));
+  PetscCall(PetscOptionsClearValue(NULL, "-mat_gpumats_transpose"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+typedef enum { EXPECT_EXPLICIT, EXPECT_IMPLICIT, EXPECT_REPORTED } Expect;
+
+/* The products with A^T of a fresh conversion of Aaij with one way of multiplying by the transpose
+   (mode, and hint: MAT_FORM_EXPLICIT_TRANSPOSE), against A^T of the reference, on the path `expect`.
+   yt_ref = A^T xt and zt_ref = A^T xt + yint come from the reference; magt, magzt bound their rounding. */
+static PetscErrorCode CheckTransposeMode(Mat Aaij, const char *type, const char *mname, const char *mode, PetscBool hint, Expect expect, Vec xt, Vec yint,
+                                         Vec yt_ref, Vec zt_ref, Vec magt, Vec magzt)
+{
+  MPI_Comm       comm = PetscObjectComm((PetscObject)Aaij);
+  Mat            B;
+  Vec            x, y, yt, zt, ref, mag;
+  PetscBool      ok, ours, gpu, explicit_path, held, none_held;
+  PetscInt       c0 = 0, c1 = 0, c2 = 0, s0 = 0;
+  PetscLogDouble g0 = 0, unused;
+  char           why[256] = "", name[256], label[64], format[64] = "";
+  PetscReal      tol = 1e3 * PETSC_MACHINE_EPSILON;
 
   PetscFunctionBeginUser;
+  PetscCall(PetscSNPrintf(label, sizeof(label), "%s%s", mode, hint ? "+form-explicit-transpose" : ""));
+  PetscCall(FormatOf(type, format, sizeof(format), &ours));
+  PetscCall(PetscStrendswith(type, "cuda", &gpu));
   PetscCall(MatConvert(Aaij, type, MAT_INITIAL_MATRIX, &B));
+  if (ours) PetscCall(SetTransposeMode(B, mode));
+  if (hint) PetscCall(MatSetOption(B, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_TRUE));
+  PetscCall(MatCreateVecs(B, &x, &y));
+  PetscCall(VecDuplicate(yt_ref, &yt));
+  PetscCall(VecDuplicate(yt_ref, &zt));
+  PetscCall(VecDuplicate(yt_ref, &ref));
+  PetscCall(VecDuplicate(yt_ref, &mag));
+  /* the copy of A current (MatSetFromOptions may have asked for new parameters), so that the
+     products with A^T below build nothing but what their path needs */
+  PetscCall(TestVector(x, 1));
+  PetscCall(MatMult(B, x, y));
+
+  /* y = A^T x, y full of NaN before, twice */
+  if (ours) PetscCall(EventCount(format, "Convert", &c0, &unused));
+  if (ours) PetscCall(EventCount(format, "SpMV", &s0, &g0));
+  PetscCall(VecSet(yt, NAN));
+  PetscCall(MatMultTranspose(B, xt, yt));
+  if (ours) PetscCall(EventCount(format, "Convert", &c1, &unused));
+  PetscCall(CompareVecs(yt, yt_ref, magt, tol, &ok, why, sizeof(why)));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose/%s/%s/%s", label, type, mname));
+  PetscCall(Check(comm, ok, name, why));
+  if (ours) {
+    PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose-in-format/%s/%s/%s", label, type, mname));
+    PetscCall(CheckRanInFormat(B, format, gpu, s0, g0, name));
+  }
+  PetscCall(VecSet(yt, NAN));
+  PetscCall(MatMultTranspose(B, xt, yt));
+  if (ours) PetscCall(EventCount(format, "Convert", &c2, &unused));
+  PetscCall(CompareVecs(yt, yt_ref, magt, tol, &ok, why, sizeof(why)));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose-again/%s/%s/%s", label, type, mname));
+  PetscCall(Check(comm, ok, name, why));
+
+  /* the path: what -mat_view reports, the copies built, the copy held */
+  if (ours) {
+    PetscCall(ViewContains(B, "transpose products: explicit", &explicit_path));
+    PetscCall(ViewContains(B, "transposed copy held:", &held));
+    PetscCall(ViewContains(B, "no transposed copy held", &none_held));
+    if (expect == EXPECT_REPORTED) expect = explicit_path ? EXPECT_EXPLICIT : EXPECT_IMPLICIT;
+    PetscCall(PetscSNPrintf(name, sizeof(name), "transpose-path/%s/%s/%s", label, type, mname));
+    if (expect == EXPECT_EXPLICIT) {
+      PetscCall(PetscSNPrintf(why, sizeof(why), "expected the explicit path: -mat_view reports %s, %s; %" PetscInt_FMT " copies built at the first product with A^T, %" PetscInt_FMT " at the second",
+                              explicit_path ? "explicit" : "implicit", held ? "a copy held" : "no copy held", c1 - c0, c2 - c1));
+      PetscCall(Check(comm, explicit_path && held && c1 > c0 && c2 == c1 ? PETSC_TRUE : PETSC_FALSE, name, why));
+    } else {
+      PetscCall(PetscSNPrintf(why, sizeof(why), "expected the implicit path: -mat_view reports %s, %s; %" PetscInt_FMT " copies built by two products with A^T",
+                              explicit_path ? "explicit" : "implicit", none_held ? "no copy held" : "a copy held", c2 - c0));
+      PetscCall(Check(comm, !explicit_path && none_held && c2 == c0 ? PETSC_TRUE : PETSC_FALSE, name, why));
+    }
+  }
+
+  /* z = y + A^T x, z != y, and in place */
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s/%s", label, type));
+  PetscCall(CheckAdd(MatMultTransposeAdd, B, xt, yint, zt, zt_ref, magzt, tol, "multtransposeadd", name, mname));
+
+  /* a change of values after a product with A^T: neither copy may be used stale */
+  PetscCall(MatScale(B, -3.0));
+  PetscCall(MatMultTranspose(B, xt, yt));
+  PetscCall(VecCopy(yt_ref, ref));
+  PetscCall(VecScale(ref, -3.0));
+  PetscCall(VecCopy(magt, mag));
+  PetscCall(VecScale(mag, 3.0));
+  PetscCall(CompareVecs(yt, ref, mag, tol, &ok, why, sizeof(why)));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose-after-scale/%s/%s/%s", label, type, mname));
+  PetscCall(Check(comm, ok, name, why));
+
+  /* from the explicit path to the implicit one on the same matrix: the copy goes */
+  if (ours && expect == EXPECT_EXPLICIT) {
+    if (hint) PetscCall(MatSetOption(B, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_FALSE));
+    PetscCall(SetTransposeMode(B, "implicit"));
+    PetscCall(MatMultTranspose(B, xt, yt));
+    PetscCall(CompareVecs(yt, ref, mag, tol, &ok, why, sizeof(why)));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose-switched-to-implicit/%s/%s/%s", label, type, mname));
+    PetscCall(Check(comm, ok, name, why));
+    PetscCall(ViewContains(B, "no transposed copy held", &none_held));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "transposed-copy-freed-on-implicit/%s/%s/%s", label, type, mname));
+    PetscCall(Check(comm, none_held, name, "-mat_view still reports a transposed copy held after a product on the implicit path"));
+  }
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&yt));
+  PetscCall(VecDestroy(&zt));
+  PetscCall(VecDestroy(&ref));
+  PetscCall(VecDestroy(&mag));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, const char *ref)
+{
+  MPI_Comm       comm = PetscObjectComm((PetscObject)Aaij);
+  Mat            B, R, At;
+  Vec            x, y, z, yin, yref, zref, mag, xt, yt_ref, magt, yint, zt_ref, magzt, d, dref;
+  PetscBool      ok, ours, gpu;
+  PetscInt       s0 = 0;
+  PetscLogDouble g0 = 0;
+  char           why[256] = "", name[256], format[64] = "";
+  PetscReal      tol = 1e3 * PETSC_MACHINE_EPSILON;
+
+  PetscFunctionBeginUser;
+  PetscCall(FormatOf(type, format, sizeof(format), &ours));
+  PetscCall(PetscStrendswith(type, "cuda", &gpu));
+  PetscCall(MatConvert(Aaij, type, MAT_INITIAL_MATRIX, &B));
+  PetscCall(MatSetFromOptions(B)); /* the options of the run (-mat_gpumats_reorder, ...), as a user's MatSetFromOptions reads them */
   PetscCall(MatConvert(Aaij, ref, MAT_INITIAL_MATRIX, &R));
   PetscCall(MatCreateVecs(B, &x, &y));
   PetscCall(VecDuplicate(y, &z));
@@ -62,59 +309,15 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
   PetscCall(PetscSNPrintf(name, sizeof(name), "mult/%s/%s", type, mname));
   PetscCall(Check(comm, ok, name, why));
 
-  /* z = y + A x, z != y, and in place */
+  /* z = y + A x, z != y, and in place; in the format (on the GPU for *cuda types), also for the
+     rectangular matrices, whose x and y differ in size */
   PetscCall(MatMultAdd(R, x, yin, zref));
   PetscCall(Magnitude(Aaij, x, yin, mag));
+  if (ours) PetscCall(EventCount(format, "SpMV", &s0, &g0));
   PetscCall(CheckAdd(MatMultAdd, B, x, yin, z, zref, mag, tol, "multadd", type, mname));
-
-  /* y = A^T x (AIJ's implementation, through the type's vectors) */
-  PetscCall(MatCreateVecs(B, &yt, &xt));
-  PetscCall(VecDuplicate(yt, &yt_ref));
-  PetscCall(VecDuplicate(yt, &magt));
-  PetscCall(TestVector(xt, 3));
-  PetscCall(VecSet(yt, NAN));
-  PetscCall(MatMultTranspose(B, xt, yt));
-  PetscCall(MatMultTranspose(R, xt, yt_ref));
-  {
-    Mat At;
-    PetscCall(MatTranspose(Aaij, MAT_INITIAL_MATRIX, &At));
-    PetscCall(Magnitude(At, xt, NULL, magt));
-    PetscCall(MatDestroy(&At));
-  }
-  PetscCall(CompareVecs(yt, yt_ref, magt, tol, &ok, why, sizeof(why)));
-  PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose/%s/%s", type, mname));
-  PetscCall(Check(comm, ok, name, why));
-
-  /* z = y + A^T x, z != y, and in place; the magnitude bound of |A^T| |x| + |y| */
-  {
-    Vec yint, zt, zt_ref, magzt;
-    Mat At;
-    PetscCall(VecDuplicate(yt, &yint));
-    PetscCall(VecDuplicate(yt, &zt));
-    PetscCall(VecDuplicate(yt, &zt_ref));
-    PetscCall(VecDuplicate(yt, &magzt));
-    PetscCall(TestVector(yint, 4));
-    PetscCall(MatTranspose(Aaij, MAT_INITIAL_MATRIX, &At));
-    PetscCall(Magnitude(At, xt, yint, magzt));
-    /* the reference as A^T x, then + y: aijcusparse's MatMultTransposeAdd (PETSc 3.25) adds into the
-       old contents of z when z != y, which are not y */
-    PetscCall(MatMultTranspose(R, xt, zt_ref));
-    PetscCall(VecAXPY(zt_ref, 1.0, yint));
-    PetscCall(CheckAdd(MatMultTransposeAdd, B, xt, yint, zt, zt_ref, magzt, tol, "multtransposeadd", type, mname));
-    /* a change of values after a product with A^T: the transposed copy must not be used stale */
-    PetscCall(MatScale(B, -3.0));
-    PetscCall(MatScale(R, -3.0));
-    PetscCall(MatMultTranspose(B, xt, yt));
-    PetscCall(MatMultTranspose(R, xt, yt_ref));
-    PetscCall(VecScale(magt, 3.0));
-    PetscCall(CompareVecs(yt, yt_ref, magt, tol, &ok, why, sizeof(why)));
-    PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose-after-scale/%s/%s", type, mname));
-    PetscCall(Check(comm, ok, name, why));
-    PetscCall(MatDestroy(&At));
-    PetscCall(VecDestroy(&yint));
-    PetscCall(VecDestroy(&zt));
-    PetscCall(VecDestroy(&zt_ref));
-    PetscCall(VecDestroy(&magzt));
+  if (ours) {
+    PetscCall(PetscSNPrintf(name, sizeof(name), "multadd-in-format/%s/%s", type, mname));
+    PetscCall(CheckRanInFormat(B, format, gpu, s0, g0, name));
   }
 
   /* the diagonal (Jacobi) */
@@ -134,10 +337,40 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
       PetscCall(VecDestroy(&dref));
     }
   }
+
+  /* products with A^T, every way: the reference's A^T x and A^T x + y (aijcusparse's
+     MatMultTransposeAdd (PETSc 3.25) adds into the old contents of z when z != y, which are not y,
+     so the reference is A^T x, then + y), and the magnitude bounds |A^T| |x| (+ |y|) */
+  PetscCall(MatCreateVecs(B, &yt_ref, &xt));
+  PetscCall(VecDuplicate(yt_ref, &magt));
+  PetscCall(VecDuplicate(yt_ref, &yint));
+  PetscCall(VecDuplicate(yt_ref, &zt_ref));
+  PetscCall(VecDuplicate(yt_ref, &magzt));
+  PetscCall(TestVector(xt, 3));
+  PetscCall(TestVector(yint, 4));
+  PetscCall(MatMultTranspose(R, xt, yt_ref));
+  PetscCall(VecWAXPY(zt_ref, 1.0, yt_ref, yint));
+  PetscCall(MatTranspose(Aaij, MAT_INITIAL_MATRIX, &At));
+  PetscCall(Magnitude(At, xt, NULL, magt));
+  PetscCall(Magnitude(At, xt, yint, magzt));
+  PetscCall(MatDestroy(&At));
+  if (ours) {
+    PetscCall(CheckTransposeMode(Aaij, type, mname, "explicit", PETSC_FALSE, EXPECT_EXPLICIT, xt, yint, yt_ref, zt_ref, magt, magzt));
+    PetscCall(CheckTransposeMode(Aaij, type, mname, "implicit", PETSC_FALSE, EXPECT_IMPLICIT, xt, yint, yt_ref, zt_ref, magt, magzt));
+    /* auto must honour MAT_FORM_EXPLICIT_TRANSPOSE (GAMG sets it on the prolongators it repartitions) */
+    PetscCall(CheckTransposeMode(Aaij, type, mname, "auto", PETSC_TRUE, EXPECT_EXPLICIT, xt, yint, yt_ref, zt_ref, magt, magzt));
+    /* plain auto: the default chosen by measurement, whichever it is, on the path it reports */
+    PetscCall(CheckTransposeMode(Aaij, type, mname, "auto", PETSC_FALSE, EXPECT_REPORTED, xt, yint, yt_ref, zt_ref, magt, magzt));
+  } else { /* a type of PETSc's, compared with the reference as it comes */
+    PetscCall(CheckTransposeMode(Aaij, type, mname, "default", PETSC_FALSE, EXPECT_REPORTED, xt, yint, yt_ref, zt_ref, magt, magzt));
+  }
+
   PetscCall(VecDestroy(&xt));
-  PetscCall(VecDestroy(&yt));
   PetscCall(VecDestroy(&yt_ref));
   PetscCall(VecDestroy(&magt));
+  PetscCall(VecDestroy(&yint));
+  PetscCall(VecDestroy(&zt_ref));
+  PetscCall(VecDestroy(&magzt));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
   PetscCall(VecDestroy(&z));
@@ -156,6 +389,9 @@ int main(int argc, char **argv)
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscGpuMatsInitialize());
+  /* the event counts that tell which path a product took */
+  PetscCall(PetscLogDefaultBegin());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-dir", view_dir, sizeof(view_dir), NULL));
   PetscCall(GetTypeList(&types));
   for (PetscInt m = 0; m < NTESTMATS; m++) {
     Mat A;

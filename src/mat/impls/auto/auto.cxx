@@ -41,8 +41,10 @@ public:
 #endif
   }
   void mult_host(const Scalar *, const Epilogue<Scalar> &) const override { throw FormatError("cuSPARSE CSR is a GPU format"); }
+  void mult_transpose_host(const Scalar *, const Epilogue<Scalar> &) const override { throw FormatError("cuSPARSE CSR is a GPU format"); }
 #if GPUMATS_HAVE_CUDA
   void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv(x, ep, stream); }
+  void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv_transpose(x, ep, stream); }
 #endif
   double predicted_bytes(const CsrIn &A, PetscInt) const override
   {
@@ -162,8 +164,11 @@ public:
     report_.clear();
   }
   void mult_host(const Scalar *, const Epilogue<Scalar> &) const override { throw FormatError("autocuda has no host form"); }
+  void mult_transpose_host(const Scalar *, const Epilogue<Scalar> &) const override { throw FormatError("autocuda has no host form"); }
 #if GPUMATS_HAVE_CUDA
   void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { chosen_->mult_device(x, ep, stream); }
+  // the implicit transpose of the format picked for A (its choice was made for products with A)
+  void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { chosen_->mult_transpose_device(x, ep, stream); }
 #endif
   double      predicted_bytes(const CsrIn &A, PetscInt bs) const override { return chosen_ ? chosen_->predicted_bytes(A, bs) : 0; }
   double      critical_steps(const CsrIn &A, PetscInt bs) const override { return chosen_ ? chosen_->critical_steps(A, bs) : 0; }
@@ -214,6 +219,7 @@ double AutoOperator::time_spmv(const FormatOperator &op, std::int64_t m, std::in
     const FormatOperator &op;
     explicit Adapter(const FormatOperator &o) : op(o) {}
     void        spmv(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { op.mult_device(x, ep, stream); }
+    void        spmv_transpose(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { op.mult_transpose_device(x, ep, stream); }
     std::size_t bytes() const override { return op.device_bytes(); }
   } adapter(op);
   return autosel::time_spmv(adapter, m, n, 3, 10, nullptr);

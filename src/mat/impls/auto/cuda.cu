@@ -34,11 +34,17 @@ public:
   mutable cusparseDnVecDescr_t vx = nullptr, vy = nullptr;
   mutable Buffer               work;
   mutable bool                 prepared = false;
+  // the same for products with A^T (CUSPARSE_OPERATION_TRANSPOSE: x has nrows entries, y ncols),
+  // made at the first such product: most matrices never get one
+  mutable cusparseDnVecDescr_t vxt = nullptr, vyt = nullptr;
+  mutable Buffer               work_t;
 
   ~CsrMatrix() override
   {
     if (vx) cusparseDestroyDnVec(vx);
     if (vy) cusparseDestroyDnVec(vy);
+    if (vxt) cusparseDestroyDnVec(vxt);
+    if (vyt) cusparseDestroyDnVec(vyt);
     if (mat) cusparseDestroySpMat(mat);
     if (handle) cusparseDestroy(handle);
   }
@@ -73,6 +79,31 @@ public:
     }
     check_sparse(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mat, vx, &beta, vy, value_type<V>(), CUSPARSE_SPMV_CSR_ALG1, work.get()),
                  "cusparseSpMV");
+  }
+  // out = alpha*A^T*x + beta*in by cusparseSpMV with CUSPARSE_OPERATION_TRANSPOSE on the same CSR
+  // (what aijcusparse does unless MAT_FORM_EXPLICIT_TRANSPOSE is set): no transposed copy. CSR
+  // ALG1, as forward and as aijcusparse. out gets beta*in first (the prologue of our own formats)
+  // and cuSPARSE adds into it with beta = 1: the transposed product scatters, so cuSPARSE scales y
+  // in a pass of its own anyway, and this way a NaN-filled out is never read when beta == 0.
+  void spmv_transpose(const V *x, const Epilogue<V> &ep, void *stream) const override
+  {
+    cuda::transpose_prologue(ep, ncols, stream);
+    if (!nrows || !ncols || !nnz) return; // nothing to add (and cuSPARSE is not handed an empty matrix)
+    check_sparse(cusparseSetStream(handle, static_cast<cudaStream_t>(stream)), "cusparseSetStream");
+    const V alpha = ep.alpha, one = V(1);
+    if (!vxt) {
+      check_sparse(cusparseCreateDnVec(&vxt, nrows, const_cast<V *>(x), value_type<V>()), "cusparseCreateDnVec");
+      check_sparse(cusparseCreateDnVec(&vyt, ncols, ep.out, value_type<V>()), "cusparseCreateDnVec");
+      std::size_t bytes = 0;
+      check_sparse(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_TRANSPOSE, &alpha, mat, vxt, &one, vyt, value_type<V>(), CUSPARSE_SPMV_CSR_ALG1, &bytes),
+                   "cusparseSpMV_bufferSize");
+      work_t.resize(std::max<std::size_t>(bytes, 1));
+    } else {
+      check_sparse(cusparseDnVecSetValues(vxt, const_cast<V *>(x)), "cusparseDnVecSetValues");
+      check_sparse(cusparseDnVecSetValues(vyt, ep.out), "cusparseDnVecSetValues");
+    }
+    check_sparse(cusparseSpMV(handle, CUSPARSE_OPERATION_TRANSPOSE, &alpha, mat, vxt, &one, vyt, value_type<V>(), CUSPARSE_SPMV_CSR_ALG1, work_t.get()),
+                 "cusparseSpMV (transpose)");
   }
   std::size_t bytes() const override { return row_ptr.bytes() + col.bytes() + val.bytes(); }
 };

@@ -79,6 +79,7 @@ struct BellpackTraits {
   }
   static Matrix    from_csr(const CsrIn &A, const Params &p) { return bellpack::from_csr(A, p.core); }
   static void      spmv(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { bellpack::spmv(M, x, ep); }
+  static void      spmv_transpose(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { bellpack::spmv_transpose(M, x, ep); }
   static Footprint footprint(const Matrix &M) { return bellpack::footprint(M); }
 #if GPUMATS_HAVE_CUDA
   static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p)

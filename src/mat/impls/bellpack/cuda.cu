@@ -6,6 +6,11 @@
 // loads the c entries of x its block touches once (through the read-only path) and reuses them for
 // the r rows of the block, which is where blocking saves loads. Block sizes are compile-time
 // template arguments (r, c = 1..8), so the accumulators and x entries stay in registers.
+//
+// Transpose (the implicit MatMultTranspose): the same thread per block row and the same coalesced
+// loads; a thread keeps its r entries of x (times alpha) in registers, and for each of the c
+// columns of a block adds the sum of the r products into out[column] with one atomicAdd, after the
+// prologue has set out = beta*in: blocking cuts the atomics by r as it cuts the x loads forward.
 #include "../common/cuda/blocks.cuh"
 #include "../common/cuda/check.cuh"
 #include "device.hpp"
@@ -59,21 +64,59 @@ __global__ void spmv_kernel(std::int64_t block_rows, std::int64_t nrows, std::in
     if (I * BR + a < nrows) ep.apply(I * BR + a, acc[a]);
 }
 
-// Calls f(kernel) with the SpMV kernel instantiated for block size r x c and load policy P; K
-// enumerates (r-1)*8 + (c-1), one instantiation per supported block size.
-template <class V, class F, int... K>
+template <class V, int BR, int BC, LoadPolicy P>
+__global__ void spmv_transpose_kernel(std::int64_t block_rows, std::int64_t nrows, std::int64_t ncols, const std::int32_t *__restrict__ part_ptr,
+                                      const std::int32_t *__restrict__ bcol, const V *__restrict__ val, const std::int32_t *__restrict__ perm,
+                                      const V *__restrict__ x, V alpha, V *__restrict__ out)
+{
+  constexpr int      RC  = BR * BC;
+  const int          R   = blockDim.x, i = threadIdx.x;
+  const std::int64_t q   = blockIdx.x, pos = q * R + i;
+  if (pos >= block_rows) return;
+  const std::int32_t  first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
+  const std::int32_t *bc    = bcol + first + i;
+  const V            *v     = val + std::int64_t(first) * RC + i;
+  const std::int64_t  I     = perm[pos];
+
+  V xr[BR];
+#pragma unroll
+  for (int a = 0; a < BR; ++a) xr[a] = I * BR + a < nrows ? alpha * cuda::load_x(x, std::uint32_t(I * BR + a)) : V(0); // rows past the matrix: fill
+  for (std::int32_t k = 0; k < width; ++k) {
+    const std::int32_t J = cuda::load_matrix<P>(bc + std::int64_t(k) * R);
+    if (J == kPadBlock) break; // padding slots follow the real blocks of a row
+    const V *vk = v + std::int64_t(k) * RC * R;
+#pragma unroll
+    for (int b = 0; b < BC; ++b) {
+      const std::int64_t col = std::int64_t(J) * BC + b;
+      V                  sum = V(0);
+#pragma unroll
+      for (int a = 0; a < BR; ++a) sum += cuda::load_matrix<P>(vk + (a * BC + b) * R) * xr[a];
+      if (col < ncols) atomicAdd(out + col, sum); // the last block column may stick out
+    }
+  }
+}
+
+// Calls f(kernel) with the SpMV kernel (TRANS: its transpose) instantiated for block size r x c and
+// load policy P; K enumerates (r-1)*8 + (c-1), one instantiation per supported block size.
+template <class V, bool TRANS, int BR, int BC, LoadPolicy P>
+constexpr auto kernel_of()
+{
+  if constexpr (TRANS) return spmv_transpose_kernel<V, BR, BC, P>;
+  else return spmv_kernel<V, BR, BC, P>;
+}
+template <class V, bool TRANS, class F, int... K>
 void with_kernel(int r, int c, LoadPolicy P, F &&f, std::integer_sequence<int, K...>)
 {
   const int key = (r - 1) * kMaxBlock + (c - 1);
-  ((key == K ? (P == LoadPolicy::kStream ? f(spmv_kernel<V, K / kMaxBlock + 1, K % kMaxBlock + 1, LoadPolicy::kStream>)
-                                         : f(spmv_kernel<V, K / kMaxBlock + 1, K % kMaxBlock + 1, LoadPolicy::kDefault>))
+  ((key == K ? (P == LoadPolicy::kStream ? f(kernel_of<V, TRANS, K / kMaxBlock + 1, K % kMaxBlock + 1, LoadPolicy::kStream>())
+                                         : f(kernel_of<V, TRANS, K / kMaxBlock + 1, K % kMaxBlock + 1, LoadPolicy::kDefault>()))
               : void()),
    ...);
 }
-template <class V, class F>
+template <class V, bool TRANS = false, class F>
 void with_kernel(int r, int c, LoadPolicy P, F &&f)
 {
-  with_kernel<V>(r, c, P, f, std::make_integer_sequence<int, kMaxBlock * kMaxBlock>{});
+  with_kernel<V, TRANS>(r, c, P, f, std::make_integer_sequence<int, kMaxBlock * kMaxBlock>{});
 }
 
 template <class V>
@@ -92,6 +135,17 @@ public:
                                                                      val.as<V>(), perm.as<std::int32_t>(), x, ep);
     });
     cuda::check_launch("BELLPACK SpMV kernel");
+  }
+  void spmv_transpose(const V *x, const Epilogue<V> &ep, void *stream) const override
+  {
+    cuda::transpose_prologue(ep, ncols, stream); // also when there are no rows: out = beta*in
+    if (!nrows || !ncols) return;
+    const cudaStream_t st = static_cast<cudaStream_t>(stream);
+    with_kernel<V, true>(params.r, params.c, this->load_policy, [&](auto kernel) {
+      kernel<<<unsigned(partitions), params.partition_rows, 0, st>>>(block_rows, nrows, ncols, part_ptr.as<std::int32_t>(), bcol.as<std::int32_t>(), val.as<V>(),
+                                                                     perm.as<std::int32_t>(), x, ep.alpha, ep.out);
+    });
+    cuda::check_launch("BELLPACK transpose SpMV kernel");
   }
   std::size_t bytes() const override { return part_ptr.bytes() + bcol.bytes() + val.bytes() + perm.bytes(); }
 };

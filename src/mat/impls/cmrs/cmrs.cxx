@@ -75,6 +75,7 @@ struct CmrsTraits {
   }
   static Matrix    from_csr(const CsrIn &A, const Params &p) { return cmrs::from_csr(A, p.core); }
   static void      spmv(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { cmrs::spmv(M, x, ep); }
+  static void      spmv_transpose(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { cmrs::spmv_transpose(M, x, ep); }
   static Footprint footprint(const Matrix &M) { return cmrs::footprint(M); }
 #if GPUMATS_HAVE_CUDA
   static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p) { return cmrs::build_on_device(A, p.core); }

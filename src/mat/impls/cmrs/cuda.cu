@@ -8,6 +8,10 @@
 // of the shared-memory fan-in. Registers have no bank conflicts and need no MODULO arrangement of
 // the entries, so the modified layout here is: height 16 with each strip padded to a multiple of
 // 32 entries, which makes every warp load aligned and complete.
+//
+// Transpose (the implicit MatMultTranspose): the same warp per strip and the same coalesced walk
+// of the strip's words; each entry adds alpha*v*x[row] into out[column] with atomicAdd, after the
+// prologue has set out = beta*in. No accumulators and no reduction: rows become scattered outputs.
 #include "../common/cuda/blocks.cuh"
 #include "../common/cuda/check.cuh"
 #include "device.hpp"
@@ -58,6 +62,24 @@ __global__ __launch_bounds__(kBlock) void spmv_kernel(std::int64_t nstrips, std:
   }
 }
 
+template <class V, LoadPolicy P>
+__global__ __launch_bounds__(kBlock) void spmv_transpose_kernel(std::int64_t nstrips, int height, const std::int32_t *__restrict__ strip_ptr,
+                                                                const std::uint32_t *__restrict__ col, const V *__restrict__ val, const V *__restrict__ x,
+                                                                V alpha, V *__restrict__ out)
+{
+  const int          lane = threadIdx.x % cuda::kWarp;
+  const std::int64_t s    = (std::int64_t(blockIdx.x) * kBlock + threadIdx.x) / cuda::kWarp;
+  if (s >= nstrips) return;
+  const std::int64_t r0 = s * height;
+  const std::int32_t j1 = strip_ptr[s + 1];
+  for (std::int32_t j = strip_ptr[s] + lane; j < j1; j += cuda::kWarp) {
+    const std::uint32_t w = cuda::load_matrix<P>(col + j);
+    const V             a = cuda::load_matrix<P>(val + j);
+    // padding has no column, and its row may lie past the matrix: x is not read for it
+    if (w != kPadWord) atomicAdd(out + column_of(w), alpha * a * cuda::load_x(x, std::uint32_t(r0 + row_in_strip_of(w))));
+  }
+}
+
 template <class V, int H>
 void launch(LoadPolicy p, std::int64_t nstrips, std::int64_t nrows, const std::int32_t *sp, const std::uint32_t *col, const V *val, const V *x,
             const Epilogue<V> &ep, cudaStream_t stream)
@@ -89,6 +111,19 @@ public:
     if (!nrows) return;
     dispatch<V>(params.height, std::make_integer_sequence<int, kMaxHeight>{}, this->load_policy, nstrips, nrows, strip_ptr.as<std::int32_t>(),
                 col.as<std::uint32_t>(), val.as<V>(), x, ep, static_cast<cudaStream_t>(stream));
+  }
+  void spmv_transpose(const V *x, const Epilogue<V> &ep, void *stream) const override
+  {
+    const auto st = static_cast<cudaStream_t>(stream);
+    cuda::transpose_prologue(ep, ncols, stream); // also when there are no rows: out = beta*in
+    if (!nrows || !ncols) return;
+    const std::int64_t blocks = (nstrips * cuda::kWarp + kBlock - 1) / kBlock;
+    auto go = [&](auto kernel) {
+      kernel<<<unsigned(blocks), kBlock, 0, st>>>(nstrips, params.height, strip_ptr.as<std::int32_t>(), col.as<std::uint32_t>(), val.as<V>(), x, ep.alpha, ep.out);
+    };
+    if (this->load_policy == LoadPolicy::kStream) go(spmv_transpose_kernel<V, LoadPolicy::kStream>);
+    else go(spmv_transpose_kernel<V, LoadPolicy::kDefault>);
+    cuda::check_launch("CMRS transpose SpMV kernel");
   }
   std::size_t bytes() const override { return strip_ptr.bytes() + col.bytes() + val.bytes(); }
 };

@@ -131,7 +131,13 @@ PetscErrorCode CurrentStream(void **stream)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, OptionItems, PetscBool *changed)
+const char *TransposeModeName(TransposeMode m)
+{
+  static const char *const names[] = {"auto", "explicit", "implicit"};
+  return names[int(m)];
+}
+
+PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, TransposeMode *transpose, OptionItems, PetscBool *changed)
 {
   PetscFunctionBegin;
   // -help lists these under the type's own heading and manual page (MATSELLPCUDA, ...)
@@ -148,6 +154,8 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   PetscBool   set_o;
   PetscInt    K = op.long_rows;
   PetscBool   set_k;
+  const char *transposes[] = {TransposeModeName(TransposeMode::kAuto), TransposeModeName(TransposeMode::kExplicit), TransposeModeName(TransposeMode::kImplicit)};
+  PetscInt    tm           = PetscInt(*transpose);
   PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, head.c_str(), "Mat");
   PetscCall(op.set_from_options(PetscOptionsObject, PetscObjectComm((PetscObject)A), changed));
   PetscCall(PetscOptionsEList("-mat_gpumats_loads", "GPU loads of the matrix arrays: stream (evict-first, the caches keep x) or cached", man.c_str(), loads, 2,
@@ -157,7 +165,13 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   PetscCall(PetscOptionsInt("-mat_gpumats_long_rows",
                             "Rows longer than this keep that many entries in the format and the rest in a warp-per-row tail (0: never split; -1: chosen per matrix)",
                             man.c_str(), K, &K, &set_k));
+  PetscCall(PetscOptionsEList("-mat_gpumats_transpose",
+                              "MatMultTranspose(Add): explicit (a transposed copy in the format, built at the first such product), implicit (scattered from the "
+                              "stored copy, with atomics on the GPU; no second copy), or auto (explicit where MAT_FORM_EXPLICIT_TRANSPOSE is set, as GAMG does on "
+                              "the prolongators it repartitions; implicit otherwise)",
+                              man.c_str(), transposes, 3, transposes[tm], &tm, NULL));
   PetscOptionsEnd();
+  *transpose = TransposeMode(tm);
   PetscCheck(K >= -1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_gpumats_long_rows %" PetscInt_FMT " is invalid: use a row length >= 1, 0 (never split rows) or -1 (chosen per matrix)", K);
   if (set_k && K != op.long_rows) {
@@ -286,6 +300,21 @@ void RowMap::apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, voi
   }
 }
 
+template <class Product>
+void RowMap::apply_transpose(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream, Product &&product)
+{
+  if (device) {
+#if GPUMATS_HAVE_CUDA
+    Scalar *const xc = dev_t_.as<Scalar>();
+    cuda::gather(xc, x, dev_rows_.as<std::int32_t>(), nrows_, stream);
+    product(xc, ep);
+#endif
+  } else {
+    for (std::int64_t j = 0; j < nrows_; ++j) t_[std::size_t(j)] = x[rows_[std::size_t(j)]];
+    product(t_.data(), ep);
+  }
+}
+
 void LongRowTail::build(RowTail<Scalar> &&tail, bool device)
 {
   clear();
@@ -320,6 +349,22 @@ void LongRowTail::apply(const Scalar *x, Scalar *y, Scalar alpha, bool device, v
       Scalar s = 0;
       for (std::int32_t k = host_.ptr[r]; k < host_.ptr[r + 1]; ++k) s += host_.val[k] * x[host_.col[k]];
       y[host_.rows[r]] += alpha * s;
+    }
+  }
+}
+
+void LongRowTail::apply_transpose(const Scalar *x, Scalar *y, Scalar alpha, bool device, void *stream) const
+{
+  if (!nrows_) return;
+  if (device) {
+#if GPUMATS_HAVE_CUDA
+    cuda::tail_spmv_transpose(x, y, alpha, dev_rows_.as<std::int32_t>(), dev_ptr_.as<std::int32_t>(), dev_col_.as<std::int32_t>(), dev_val_.as<Scalar>(), nrows_,
+                              stream);
+#endif
+  } else {
+    for (std::int64_t r = 0; r < nrows_; ++r) {
+      const Scalar xr = alpha * x[host_.rows[r]];
+      for (std::int32_t k = host_.ptr[r]; k < host_.ptr[r + 1]; ++k) y[host_.col[k]] += host_.val[k] * xr;
     }
   }
 }
@@ -379,6 +424,25 @@ void FormatOperator::apply(const Scalar *x, const Epilogue<Scalar> &ep, bool dev
     tail_.apply(xc, epc.out, epc.alpha, device, stream);
   };
   if (rowmap_.active()) rowmap_.apply(x, ep, device, stream, product);
+  else if (reorder_.active()) reorder_.apply(x, ep, device, stream, product);
+  else product(x, ep);
+}
+
+void FormatOperator::apply_transpose(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream)
+{
+#if !GPUMATS_HAVE_CUDA
+  if (device) throw std::logic_error("a device product in a build without CUDA");
+#endif
+  // the format's transposed product (which applies the epilogue: out = alpha B^T x + beta in), then
+  // the tail's entries added into the same out, all in the copy's order
+  auto product = [&](const Scalar *xc, const Epilogue<Scalar> &epc) {
+    if (!device) mult_transpose_host(xc, epc);
+#if GPUMATS_HAVE_CUDA
+    else mult_transpose_device(xc, epc, stream);
+#endif
+    tail_.apply_transpose(xc, epc.out, epc.alpha, device, stream);
+  };
+  if (rowmap_.active()) rowmap_.apply_transpose(x, ep, device, stream, product);
   else if (reorder_.active()) reorder_.apply(x, ep, device, stream, product);
   else product(x, ep);
 }
@@ -447,6 +511,19 @@ PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode ViewTranspose(PetscViewer viewer, TransposeMode mode, bool hint, PetscInt64 held, PetscInt64 stored, double bytes)
+{
+  std::string line = std::string("  transpose products: ") + (UseExplicitTranspose(mode, hint) ? "explicit, a transposed copy in the format" : "implicit, scattered from the stored copy") +
+                     " (-mat_gpumats_transpose " + TransposeModeName(mode) +
+                     (mode != TransposeMode::kAuto ? "" : (hint ? ", MAT_FORM_EXPLICIT_TRANSPOSE set" : ", MAT_FORM_EXPLICIT_TRANSPOSE not set")) + "); ";
+  char held_text[128] = "no transposed copy held";
+
+  PetscFunctionBegin;
+  if (held) PetscCall(PetscSNPrintf(held_text, sizeof(held_text), "transposed copy held: %" PetscInt64_FMT " stored entries, %.4g MB", stored, bytes / 1e6));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "%s%s\n", line.c_str(), held_text)); // one call: each one indents its text anew
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode VecArray::get(Vec v, Mode mode, bool device, Staging *stage, int slot, void *stream)
 {
   PetscFunctionBegin;
@@ -508,7 +585,7 @@ PetscErrorCode VecArray::restore()
 }
 
 PetscErrorCode ApplyOperator(const FormatInfo &f, FormatOperator &op, bool device, const Scalar *x, Scalar alpha, Scalar beta, const Scalar *in, Scalar *out,
-                             void *stream, bool gpu_timer)
+                             void *stream, bool transpose, bool gpu_timer)
 {
   const PetscLogDouble flops = 2.0 * (PetscLogDouble)op.total_footprint().nnz;
 
@@ -517,12 +594,18 @@ PetscErrorCode ApplyOperator(const FormatInfo &f, FormatOperator &op, bool devic
   if (device) {
 #if GPUMATS_HAVE_CUDA
     if (gpu_timer) PetscCall(PetscLogGpuTimeBegin());
-    PetscCall(guarded(PETSC_COMM_SELF, "running the SpMV kernel", [&] { op.apply(x, Epilogue<Scalar>{alpha, beta, in, out}, true, stream); }));
+    PetscCall(guarded(PETSC_COMM_SELF, transpose ? "running the transposed SpMV kernel" : "running the SpMV kernel", [&] {
+      const Epilogue<Scalar> ep{alpha, beta, in, out};
+      transpose ? op.apply_transpose(x, ep, true, stream) : op.apply(x, ep, true, stream);
+    }));
     if (gpu_timer) PetscCall(PetscLogGpuTimeEnd());
     PetscCall(PetscLogGpuFlops(flops));
 #endif
   } else {
-    PetscCall(guarded(PETSC_COMM_SELF, "host SpMV", [&] { op.apply(x, Epilogue<Scalar>{alpha, beta, in, out}, false, stream); }));
+    PetscCall(guarded(PETSC_COMM_SELF, transpose ? "host transposed SpMV" : "host SpMV", [&] {
+      const Epilogue<Scalar> ep{alpha, beta, in, out};
+      transpose ? op.apply_transpose(x, ep, false, stream) : op.apply(x, ep, false, stream);
+    }));
     PetscCall(PetscLogFlops(flops));
   }
   PetscCall(PetscLogEventEnd(f.spmv_event, 0, 0, 0, 0));

@@ -77,6 +77,9 @@ public:
   const Footprint &footprint() const { return footprint_; } // its arrays, counted at build
   // y[rows[r]] += alpha * (tail row r) . x for every tail row
   void apply(const Scalar *x, Scalar *y, Scalar alpha, bool device, void *stream) const;
+  // y += alpha * T^T x, T the tail's entries: each adds alpha*v*x[its row] to y[its column]
+  // (atomics on the GPU, where tail rows share columns)
+  void apply_transpose(const Scalar *x, Scalar *y, Scalar alpha, bool device, void *stream) const;
 
 private:
   std::int64_t    split_at_ = 0, nrows_ = 0;
@@ -105,6 +108,10 @@ public:
   // anything else throws std::logic_error.
   template <class Product>
   void apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream, Product &&product);
+  // out = ep(A^T x) (x: the block's rows, out: its columns), where product(xc, ep) applies ep to
+  // the format's transposed product of xc, the entries of x in the copy's rows (gathered here)
+  template <class Product>
+  void apply_transpose(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream, Product &&product);
 
 private:
   std::int64_t              nrows_ = 0, block_rows_ = 0;
@@ -136,6 +143,10 @@ public:
   void build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, PetscInt block_size, bool device, bool compress_rows = false);
   // out = ep(A x) through the renumbering, the format and the tail; throws like mult_*
   void apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream);
+  // out = ep(A^T x) (out and in: the block's columns; x: its rows) from this same copy, without a
+  // transposed one: the format's and the tail's transposed products, between the same two gathers
+  // when the copy is renumbered (the order is symmetric, so A^T = P^T B^T P with B = P A P^T)
+  void apply_transpose(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream);
   // the format's footprint plus the tail's, counted once by build_copy
   const Footprint &total_footprint() const { return total_footprint_; }
   // what the glue adds to the format (RCM order, long-row tail, row map), for parameters()
@@ -150,8 +161,11 @@ public:
   virtual void build(const CsrIn &A, PetscInt block_size, bool device) = 0;
   virtual void clear()                                                 = 0;
   virtual void mult_host(const Scalar *x, const Epilogue<Scalar> &ep) const = 0;
+  // the implicit product with the transpose of what was built (out: its columns, x: its rows)
+  virtual void mult_transpose_host(const Scalar *x, const Epilogue<Scalar> &ep) const = 0;
 #if GPUMATS_HAVE_CUDA
   virtual void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const = 0;
+  virtual void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const = 0;
 #endif
   // bytes one product would move with this format and these parameters, from the CSR's structure
   // (exact where cheap, sampled otherwise): the input of autocuda's model
@@ -193,6 +207,25 @@ PetscErrorCode guarded(MPI_Comm comm, const char *context, F &&body)
 
 // ---- shared pieces of the Seq and MPI types (seq.cxx, mpi.cxx, common.cxx) ----------------------
 
+// How MatMultTranspose(Add) multiplies (-mat_gpumats_transpose): with an explicit copy of the
+// transpose in the format, built at the first such product after a change and kept while the
+// matrix does not change; implicitly, scattering the stored copy's products into the result (with
+// atomics on the GPU), with no second copy; or auto: explicit when MAT_FORM_EXPLICIT_TRANSPOSE is
+// set on the matrix (GAMG sets it on the prolongators it repartitions onto fewer ranks, whose
+// transposes restrict in every cycle), kAutoWithoutHint otherwise.
+enum class TransposeMode { kAuto = 0, kExplicit = 1, kImplicit = 2 };
+// What auto does without MAT_FORM_EXPLICIT_TRANSPOSE: implicit until measured (examples/bench.cu
+// times both, and cuSPARSE's transposed SpMV, per matrix: -transpose): no second copy of the
+// matrix in GPU memory, and no conversion on the first product.
+constexpr TransposeMode kAutoWithoutHint = TransposeMode::kImplicit;
+const char *TransposeModeName(TransposeMode m); // "auto", "explicit", "implicit"
+// Whether products with A^T use the explicit copy, for `mode` and the matrix's hint.
+inline bool UseExplicitTranspose(TransposeMode mode, bool form_explicit_transpose)
+{
+  if (mode == TransposeMode::kAuto) return form_explicit_transpose || kAutoWithoutHint == TransposeMode::kExplicit;
+  return mode == TransposeMode::kExplicit;
+}
+
 // Checks that this build of the plug-in can run `device` types of format f; a clear error otherwise.
 PetscErrorCode CheckSupported(Mat A, const FormatInfo &f, bool device);
 // Makes the GPU of this rank current, once: PETSc's choice when PETSc has CUDA (its vectors live
@@ -202,8 +235,10 @@ PetscErrorCode SelectDevice(MPI_Comm comm);
 PetscErrorCode DeviceDescription(std::string *s);
 // The CUDA stream PETSc's vector operations use, so kernels are ordered with them.
 PetscErrorCode CurrentStream(void **stream);
-// Reads the format's options for A (from SetFromOptions and from conversions).
-PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, OptionItems PetscOptionsObject, PetscBool *changed);
+// Reads the format's options for A (from SetFromOptions): the format's own and the glue's into op,
+// -mat_gpumats_transpose into *transpose (which changes no copy, so it does not set *changed).
+PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, TransposeMode *transpose, OptionItems PetscOptionsObject,
+                                 PetscBool *changed);
 // Builds op from a SeqAIJ block, logging the conversion and the upload; the block stays untouched.
 // diagonal: the block is a diagonal block (its columns are the rows' own unknowns), so
 // -mat_gpumats_reorder may renumber both, and -mat_gpumats_long_rows may split its rows; an
@@ -213,6 +248,10 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
 PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed = false);
 // Prints the -mat_view ::ascii_info lines of one format copy.
 PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char *what, const FormatOperator &op, bool device);
+// Prints the -mat_view ::ascii_info line of the transpose products: the mode, the path it takes now
+// (hint: MAT_FORM_EXPLICIT_TRANSPOSE), and the transposed copies held (`held` of them, `stored`
+// entries and `bytes` in all; held == 0: none).
+PetscErrorCode ViewTranspose(PetscViewer viewer, TransposeMode mode, bool hint, PetscInt64 held, PetscInt64 stored, double bytes);
 
 // Where a kernel reads or writes a Vec: host arrays for host types; device arrays for *cuda types
 // (a VECCUDA array directly, any other Vec staged through a device buffer owned by the Mat).
@@ -237,11 +276,12 @@ private:
   void       *stream_ = nullptr;
 };
 
-// out = alpha*A*x + beta*in through op, on the host or the device, with logging. in may be null
+// out = alpha*A*x + beta*in through op, on the host or the device, with logging; with transpose,
+// out = alpha*A^T*x + beta*in from the same op (its implicit transposed product). in may be null
 // (beta = 0) and may be the same Vec as out. op is not const: a product writes its scratch vectors.
 // gpu_timer false: no PETSc GPU timer around the kernels (-log_view_gpu_time), whose end
 // synchronises the stream: for a product that other work is meant to overlap.
 PetscErrorCode ApplyOperator(const FormatInfo &f, FormatOperator &op, bool device, const Scalar *x, Scalar alpha, Scalar beta, const Scalar *in,
-                             Scalar *out, void *stream, bool gpu_timer = true);
+                             Scalar *out, void *stream, bool transpose = false, bool gpu_timer = true);
 
 } // namespace gpumats

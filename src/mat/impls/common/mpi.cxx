@@ -37,7 +37,8 @@ const char *const exchange_names[] = {"auto", "petsc", "staged"};
 struct MpiData final : TypeData {
   std::unique_ptr<FormatOperator> proto; // parameters shared by both blocks
   BlockCopy                       diag, offd;
-  // copies of the blocks' transposes for MatMultTranspose(Add), built at its first use (see seq.cxx)
+  // copies of the blocks' transposes for MatMultTranspose(Add) on the explicit path, built at its
+  // first use and freed when their block changes or a product takes the implicit path (see seq.cxx)
   BlockCopy diag_t, offd_t;
   PetscObjectState                scatter_nz = -1; // nonzero state of A the scatter was built for
   Vec                             ghosts     = nullptr;
@@ -149,6 +150,9 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   PetscCall(UpdateExchange(A, Ao, garray));
   PetscCall(UpdateBlock(A, Ad, d->diag, true));
   PetscCall(UpdateBlock(A, Ao, d->offd, false));
+  // transposed copies of blocks that changed would only be rebuilt at the next product with A^T
+  PetscCall(d->diag_t.release_if_stale(Ad));
+  PetscCall(d->offd_t.release_if_stale(Ao));
   PetscCall(d->mark_current(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -205,7 +209,7 @@ PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out)
   }
   PetscCall(PetscLogEventBegin(diag_event, A, x, out, 0));
   // (overlapped: untimed, as the end of PETSc's GPU timer would wait for it before the exchange)
-  PetscCall(ApplyOperator(*d->info, *d->diag.op, device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream, !overlap));
+  PetscCall(ApplyOperator(*d->info, *d->diag.op, device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream, false, !overlap));
   PetscCall(PetscLogEventEnd(diag_event, A, x, out, 0));
   if (begin_after) {
     PetscCall(PetscLogEventBegin(halo_begin_event, A, x, 0, 0));
@@ -235,9 +239,14 @@ PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// Whether A's products with A^T take the explicit path. MPIAIJ hands MAT_FORM_EXPLICIT_TRANSPOSE to
+// its blocks (and PETSc 3.18 records it there only), so the diagonal block's flag counts too.
+bool ExplicitTranspose(Mat A, Mat Ad) { return UseExplicitTranspose(Mpi(A)->transpose, A->form_explicit_transpose || Ad->form_explicit_transpose); }
+
 // out = A^T x + (in ? in : 0): each rank multiplies its rows' transposes, A_d^T x into out and
 // A_o^T x into the ghost vector (the contributions to other ranks' entries), which the ghost
-// scatter then adds into their owners' out in reverse.
+// scatter then adds into their owners' out in reverse. Each block's product with its transpose
+// is the transposed copy's on the explicit path and the block copy's implicit one otherwise.
 PetscErrorCode ApplyTranspose(Mat A, Vec x, Vec in, Vec out)
 {
   MpiData        *d      = Mpi(A);
@@ -247,20 +256,27 @@ PetscErrorCode ApplyTranspose(Mat A, Vec x, Vec in, Vec out)
   VecArray        xa, ia, oa, ga;
 
   PetscFunctionBegin;
-  PetscCall(EnsureCurrent(A)); // the scatter
+  PetscCall(EnsureCurrent(A)); // the scatter, and the block copies the implicit path multiplies
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-  PetscCall(UpdateBlock(A, Ad, d->diag_t, true, true));
-  PetscCall(UpdateBlock(A, Ao, d->offd_t, false, true));
+  const bool use_copy = ExplicitTranspose(A, Ad);
+  if (use_copy) {
+    PetscCall(UpdateBlock(A, Ad, d->diag_t, true, true));
+    PetscCall(UpdateBlock(A, Ao, d->offd_t, false, true));
+  } else { // the implicit path holds no transposed copies
+    d->diag_t = BlockCopy{};
+    d->offd_t = BlockCopy{};
+  }
+  FormatOperator &opd = use_copy ? *d->diag_t.op : *d->diag.op, &opo = use_copy ? *d->offd_t.op : *d->offd.op;
   if (d->device) PetscCall(CurrentStream(&stream));
   PetscCall(xa.get(x, VecArray::kRead, d->device, &d->stage, 0, stream));
-  if (d->offd_t.op->total_footprint().nnz) {
+  if (opo.total_footprint().nnz) {
     PetscCall(ga.get(d->ghosts, VecArray::kWrite, d->device, &d->stage, 1, stream));
-    PetscCall(ApplyOperator(*d->info, *d->offd_t.op, d->device, xa.ptr(), 1, 0, nullptr, ga.ptr(), stream));
+    PetscCall(ApplyOperator(*d->info, opo, d->device, xa.ptr(), 1, 0, nullptr, ga.ptr(), stream, !use_copy));
     PetscCall(ga.restore());
   } else PetscCall(VecSet(d->ghosts, 0));
   if (in && in != out) PetscCall(ia.get(in, VecArray::kRead, d->device, &d->stage, 1, stream));
   PetscCall(oa.get(out, in == out ? VecArray::kReadWrite : VecArray::kWrite, d->device, &d->stage, 2, stream));
-  PetscCall(ApplyOperator(*d->info, *d->diag_t.op, d->device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream));
+  PetscCall(ApplyOperator(*d->info, opd, d->device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream, !use_copy));
   PetscCall(oa.restore());
   PetscCall(ia.restore());
   PetscCall(xa.restore());
@@ -305,8 +321,9 @@ PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
 {
   PetscFunctionBegin;
   PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, MatDuplicateOption, Mat *)>(kDuplicate, A, op, B));
-  Mpi(*B)->proto   = Mpi(A)->proto->clone_parameters();
-  Mpi(*B)->overlap = Mpi(A)->overlap;
+  Mpi(*B)->proto     = Mpi(A)->proto->clone_parameters();
+  Mpi(*B)->transpose = Mpi(A)->transpose;
+  Mpi(*B)->overlap   = Mpi(A)->overlap;
   if (Mpi(*B)->exchange != Mpi(A)->exchange) { // B was set up for the options' exchange, not A's
     Mpi(*B)->exchange = Mpi(A)->exchange;
     Mpi(*B)->valid    = false;
@@ -379,6 +396,19 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
   PetscCall(EnsureCurrent(A));
   PetscCall(ViewBlocks(A, viewer, "diagonal", d->diag));
   PetscCall(ViewBlocks(A, viewer, "off-diagonal", d->offd));
+  { // the transposed copies held on all ranks
+    Mat             Ad, Ao;
+    const PetscInt *garray;
+    PetscInt64      local[3] = {0, 0, 0}, global[3];
+    for (const BlockCopy *t : {&d->diag_t, &d->offd_t})
+      if (t->held()) {
+        const Footprint fp = t->op->total_footprint();
+        local[0] += 1, local[1] += fp.stored, local[2] += fp.total_bytes();
+      }
+    PetscCallMPI(MPI_Allreduce(local, global, 3, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
+    PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+    PetscCall(ViewTranspose(viewer, d->transpose, A->form_explicit_transpose || Ad->form_explicit_transpose, global[0], global[1], double(global[2])));
+  }
   PetscCall(ViewExchange(A, viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -436,12 +466,39 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+#if PetscDefined(HAVE_CUDA)
+// MatGetDiagonalBlock, PCBJACOBI's and PCASM's way to the rank's block: the diagonal SeqAIJ block
+// becomes an aijcusparse matrix in place (its CSR is unchanged; aijcusparse uploads only when it
+// is used), so the sub-solver's default factorization is MATSOLVERCUSPARSE on the GPU, as with
+// mpiaijcusparse. MPIAIJ and our block copies read it as the SeqAIJ it still is.
+PetscErrorCode GetDiagonalBlock(Mat A, Mat *a)
+{
+  Mat             Ad, Ao;
+  const PetscInt *garray;
+  PetscBool       plain;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+  PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQAIJ, &plain));
+  if (plain) PetscCall(MatConvert(Ad, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, &Ad));
+  *a = Ad;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
 } // namespace
 
 PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
-  const OpFn ours[kNumOps] = {(OpFn)Mult,    (OpFn)MultAdd, (OpFn)MultTranspose,  (OpFn)MultTransposeAdd,
-                              (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions};
+#if PetscDefined(HAVE_CUDA)
+  const OpFn diagonal_block = device ? (OpFn)GetDiagonalBlock : nullptr;
+#else
+  const OpFn diagonal_block = nullptr;
+#endif
+  // products stay MPIAIJ's (host): the cuSPARSE bridge is for Seq matrices
+  const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
+                              (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
+                              (OpFn)SetFromOptions, nullptr,       diagonal_block};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));
@@ -472,10 +529,17 @@ PetscErrorCode MpiKind::RegisterEvents()
 PetscErrorCode MpiKind::ToAIJ(Mat A)
 {
   MpiData *d = Mpi(A);
+  Mat             Ad, Ao;
+  const PetscInt *garray;
+  PetscBool       cusparse = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(VecScatterDestroy(&d->scatter));
   PetscCall(VecDestroy(&d->ghosts));
+  // a diagonal block GetDiagonalBlock made aijcusparse goes back to the plain SeqAIJ an MPIAIJ has
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+  if (Ad) PetscCall(PetscObjectTypeCompare((PetscObject)Ad, "seqaijcusparse", &cusparse));
+  if (cusparse) PetscCall(MatConvert(Ad, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ad));
   PetscCall(UninstallType(A, prefix, base));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -7,6 +7,7 @@
 //     static Params resolve(const Params &, const CsrIn &, PetscInt block_size); // fill in defaults
 //     static Matrix from_csr(const CsrIn &, const Params &);
 //     static void spmv(const Matrix &, const Scalar *x, const Epilogue<Scalar> &);
+//     static void spmv_transpose(const Matrix &, const Scalar *x, const Epilogue<Scalar> &); // with A^T
 //     static Footprint footprint(const Matrix &);
 //     static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &, const Params &);
 //     static std::string describe(const Params &);
@@ -64,8 +65,10 @@ public:
     fp_    = Footprint{};
   }
   void mult_host(const Scalar *x, const Epilogue<Scalar> &ep) const override { T::spmv(*host_, x, ep); }
+  void mult_transpose_host(const Scalar *x, const Epilogue<Scalar> &ep) const override { T::spmv_transpose(*host_, x, ep); }
 #if GPUMATS_HAVE_CUDA
   void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv(x, ep, stream); }
+  void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv_transpose(x, ep, stream); }
 #endif
   double predicted_bytes(const CsrIn &A, PetscInt block_size) const override
   {

@@ -138,6 +138,7 @@ PetscErrorCode PetscGpuMatsInitialize(void)
     PetscCall(MatRegister(n.seq[k].c_str(), c.seq[forms[k].device]));
     PetscCall(MatRegister(n.mpi[k].c_str(), c.mpi[forms[k].device]));
   }
+  PetscCall(RegisterCusparseBridge());
   PetscCall(PetscRegisterFinalize(ForgetRegistration));
   registered = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);

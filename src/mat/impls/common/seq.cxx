@@ -11,10 +11,12 @@ namespace {
 
 struct SeqData final : TypeData {
   std::unique_ptr<FormatOperator> op;
-  // The copy of A^T for MatMultTranspose(Add), in the same format and parameters: built at the
-  // first product with A^T after a change (most matrices never get one), kept while the matrix
-  // keeps the (id, state) it was built from. PCMG's restriction and GAMG's prolongators (which ask
-  // for MAT_FORM_EXPLICIT_TRANSPOSE) are the users; the host AIJ is not involved.
+  // The copy of A^T for MatMultTranspose(Add) on the explicit path (-mat_gpumats_transpose
+  // explicit, or auto with MAT_FORM_EXPLICIT_TRANSPOSE, which GAMG sets on the prolongators it
+  // repartitions), in the same format and parameters: built at the first product with A^T after a
+  // change (most matrices never get one), kept while the matrix keeps the (id, state) it was built
+  // from, freed when the matrix changes or a product takes the implicit path. The host AIJ is not
+  // involved.
   BlockCopy transposed;
 
   void invalidate() override
@@ -34,6 +36,9 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   PetscFunctionBegin;
   d->valid = false;
   PetscCall(MatGetBlockSize(A, &bs));
+  // A changed (or was assembled, after which its state moves on): a transposed copy is stale and
+  // would only be rebuilt at the next product with A^T, so its memory goes now
+  d->transposed = BlockCopy{};
   PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs, true));
   PetscCall(d->mark_current(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -60,22 +65,30 @@ PetscErrorCode EnsureTransposeCurrent(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// out = op(A) x + (in ? in : 0), op(A) = A or A^T, with in == out allowed
+// out = op(A) x + (in ? in : 0), op(A) = A or A^T, with in == out allowed. A^T multiplies the
+// transposed copy on the explicit path, and the copy of A itself, transposed on the fly, otherwise.
 PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out, bool transpose = false)
 {
-  SeqData *d      = Seq(A);
-  void    *stream = nullptr;
-  VecArray xa, ia, oa;
+  SeqData   *d        = Seq(A);
+  void      *stream   = nullptr;
+  const bool use_copy = transpose && UseExplicitTranspose(d->transpose, A->form_explicit_transpose);
+  VecArray   xa, ia, oa;
 
   PetscFunctionBegin;
-  if (transpose) PetscCall(EnsureTransposeCurrent(A));
-  else PetscCall(EnsureCurrent(A));
-  FormatOperator &op = transpose ? *d->transposed.op : *d->op;
+  if (use_copy) PetscCall(EnsureTransposeCurrent(A));
+  else {
+    PetscCall(EnsureCurrent(A));
+    // the implicit path holds no transposed copy (one may remain from before the mode or
+    // MAT_FORM_EXPLICIT_TRANSPOSE changed)
+    if (transpose) d->transposed = BlockCopy{};
+  }
+  FormatOperator &op = use_copy ? *d->transposed.op : *d->op;
   if (d->device) PetscCall(CurrentStream(&stream));
   PetscCall(xa.get(x, VecArray::kRead, d->device, &d->stage, 0, stream));
   if (in && in != out) PetscCall(ia.get(in, VecArray::kRead, d->device, &d->stage, 1, stream));
   PetscCall(oa.get(out, in == out ? VecArray::kReadWrite : VecArray::kWrite, d->device, &d->stage, 2, stream));
-  PetscCall(ApplyOperator(*d->info, op, d->device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream));
+  PetscCall(ApplyOperator(*d->info, op, d->device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream,
+                          transpose && !use_copy));
   PetscCall(oa.restore());
   PetscCall(ia.restore());
   PetscCall(xa.restore());
@@ -116,7 +129,8 @@ PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
   PetscFunctionBegin;
   // SeqAIJ's duplicate creates B with our type name, so B runs our constructor; give it our parameters
   PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, MatDuplicateOption, Mat *)>(kDuplicate, A, op, B));
-  Seq(*B)->op = Seq(A)->op->clone_parameters();
+  Seq(*B)->op        = Seq(A)->op->clone_parameters();
+  Seq(*B)->transpose = Seq(A)->transpose;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -139,6 +153,11 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
     PetscCall(DeviceDescription(&where));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  on %s\n", where.c_str()));
   }
+  {
+    const BlockCopy &t  = d->transposed;
+    const Footprint  fp = t.held() ? t.op->total_footprint() : Footprint{};
+    PetscCall(ViewTranspose(viewer, d->transpose, A->form_explicit_transpose, t.held() ? 1 : 0, fp.stored, double(fp.total_bytes())));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -156,8 +175,9 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 
 PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
-  const OpFn ours[kNumOps] = {(OpFn)Mult,    (OpFn)MultAdd, (OpFn)MultTranspose,  (OpFn)MultTransposeAdd,
-                              (OpFn)AssemblyEnd, (OpFn)Destroy, (OpFn)Duplicate, (OpFn)View, (OpFn)SetFromOptions};
+  const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
+                              (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
+                              (OpFn)SetFromOptions, device ? CusparseProductSetFromOptions() : nullptr, nullptr};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

@@ -21,6 +21,19 @@ PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOpe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode BlockCopy::release_if_stale(Mat block)
+{
+  PetscObjectId    bid;
+  PetscObjectState bstate;
+
+  PetscFunctionBegin;
+  if (!op) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectGetId((PetscObject)block, &bid));
+  PetscCall(PetscObjectStateGet((PetscObject)block, &bstate));
+  if (bid != id || bstate != state) *this = BlockCopy{};
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode TypeData::is_current(Mat A, PetscBool *current)
 {
   PetscObjectId    aid;
@@ -101,7 +114,7 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   PetscCheck(!A->spptr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "matrix already carries another implementation's data");
   for (int i = 0; i < kNumOps; ++i) {
     PetscCall(MatGetOperation(A, kOverridden[i], &d->saved[i]));
-    PetscCall(MatSetOperation(A, kOverridden[i], ours[i]));
+    if (ours[i]) PetscCall(MatSetOperation(A, kOverridden[i], ours[i]));
   }
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatRetrieveValues_C", &d->retrieve));
   if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", RetrieveValues));
@@ -109,7 +122,13 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, name.c_str()));
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, into, back));
 #if PetscDefined(HAVE_CUDA)
-  if (d->device) PetscCall(MatSetVecType(A, VECCUDA));
+  // PETSc creates every matrix bound to the CPU and unbinds the device types (aijcusparse) when
+  // they take over; code that picks a device path (MatGetFactor with MATSOLVERCUSPARSE, GAMG's
+  // prolongators, MPIAIJ's product back-ends) reads this flag
+  if (d->device) {
+    PetscCall(MatSetVecType(A, VECCUDA));
+    A->boundtocpu = PETSC_FALSE;
+  }
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -122,6 +141,9 @@ PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base)
   for (int i = 0; i < kNumOps; ++i) PetscCall(MatSetOperation(A, kOverridden[i], d->saved[i]));
   if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", d->retrieve));
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, nullptr, nullptr));
+#if PetscDefined(HAVE_CUDA)
+  if (d->device) A->boundtocpu = PETSC_TRUE; // a plain AIJ again
+#endif
   A->spptr = nullptr;
   delete d;
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
@@ -154,7 +176,7 @@ PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, Forma
 
   PetscFunctionBegin;
   if (d->saved[kSetFromOptions]) PetscCall(d->call<PetscErrorCode (*)(Mat, OptionItems)>(kSetFromOptions, A, PetscOptionsObject));
-  PetscCall(ReadFormatOptions(A, *d->info, d->device, proto, PetscOptionsObject, changed));
+  PetscCall(ReadFormatOptions(A, *d->info, d->device, proto, &d->transpose, PetscOptionsObject, changed));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

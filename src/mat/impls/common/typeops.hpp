@@ -13,9 +13,24 @@ namespace gpumats {
 
 using OpFn = void (*)(void);
 
-enum OpIndex { kMult, kMultAdd, kMultTranspose, kMultTransposeAdd, kAssemblyEnd, kDestroy, kDuplicate, kView, kSetFromOptions, kNumOps };
-constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,         MATOP_MULT_ADD, MATOP_MULT_TRANSPOSE, MATOP_MULT_TRANSPOSE_ADD, MATOP_ASSEMBLY_END,
-                                               MATOP_DESTROY,      MATOP_DUPLICATE, MATOP_VIEW,          MATOP_SET_FROM_OPTIONS};
+// A null entry in a kind's list of its own operations keeps AIJ's (saved all the same).
+enum OpIndex {
+  kMult,
+  kMultAdd,
+  kMultTranspose,
+  kMultTransposeAdd,
+  kAssemblyEnd,
+  kDestroy,
+  kDuplicate,
+  kView,
+  kSetFromOptions,
+  kProductSetFromOptions,
+  kGetDiagonalBlock,
+  kNumOps
+};
+constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD,         MATOP_MULT_TRANSPOSE,        MATOP_MULT_TRANSPOSE_ADD,
+                                               MATOP_ASSEMBLY_END, MATOP_DESTROY,          MATOP_DUPLICATE,             MATOP_VIEW,
+                                               MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS, MATOP_GET_DIAGONAL_BLOCK};
 
 // A format copy of a SeqAIJ block, or of its transpose, kept while the block keeps the (id, state)
 // it was built from: the MPI types' diagonal and off-diagonal blocks and every transposed copy.
@@ -27,6 +42,10 @@ struct BlockCopy {
   // (re)builds op from `block` unless it is current; a new op takes proto's parameters
   PetscErrorCode update(Mat block, const FormatInfo &f, const FormatOperator &proto, bool device, PetscInt block_size, bool diagonal, bool transposed);
   void           forget() { id = -1; } // after changes PETSc does not record in a state
+  // frees op (and its GPU memory) unless it is current for `block`: a transposed copy, once its
+  // block has changed, is only rebuilt at the next product with A^T, which may never come
+  PetscErrorCode release_if_stale(Mat block);
+  bool           held() const { return op != nullptr; } // a copy is allocated, current or not
 };
 
 // Base of the Seq and MPI per-matrix data (A->spptr).
@@ -42,8 +61,14 @@ struct TypeData {
   PetscObjectState state = 0;
   bool             valid = false, from_assembly = false;
   Staging          stage;
+  TransposeMode    transpose = TransposeMode::kAuto; // -mat_gpumats_transpose
+  // the aijcusparse copy of a GPU Seq matrix that cuSPARSE products and factorizations work on
+  // (cusparse.cxx), made at first use and kept current with the matrix
+  Mat              shadow       = nullptr;
+  PetscObjectState shadow_state = -1, shadow_nz = -1;
 
-  virtual ~TypeData() = default;
+  virtual ~TypeData() { drop_shadow(); }
+  void drop_shadow();
   // forget every format copy: the next use rebuilds (after changes PETSc does not record in a state)
   virtual void invalidate() { valid = false; }
 
@@ -132,6 +157,11 @@ PetscErrorCode ConvertBack(Mat A, MatType newtype, MatReuse reuse, Mat *B)
 // names, the DM is given A's concrete name (seqaij.../mpiaij...: same format, same form), so its
 // later matrices, its coarsened and refined copies and their interpolations are all of our type.
 PetscErrorCode AdoptDM(Mat A);
+
+// The cuSPARSE bridge (cusparse.cxx): registers MATSOLVERCUSPARSE for the GPU Seq types and the
+// log events; the MatProductSetFromOptions of the GPU Seq types (null without a CUDA PETSc).
+PetscErrorCode RegisterCusparseBridge();
+OpFn           CusparseProductSetFromOptions();
 
 // Reads the format's options when the user calls MatSetFromOptions, chaining to AIJ's first.
 PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, FormatOperator &proto, PetscBool *changed);

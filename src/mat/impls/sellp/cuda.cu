@@ -6,6 +6,11 @@
 // fits in a warp (b*t <= 32) the fan-in is a warp shuffle over the j bits of the lane; otherwise it
 // goes through shared memory, as in the paper. Small slices are packed several to a 256-thread
 // block so that the SM is not limited by its maximum number of resident blocks.
+//
+// Transpose (the implicit MatMultTranspose): the same threads read the same coalesced runs of the
+// slice; thread (i, j) loads x of its row once and adds alpha*v*x[row] into out[column] with
+// atomicAdd for each of its entries, after the prologue has set out = beta*in. Nothing is reduced,
+// so there is no fan-in and no shared memory.
 #include "../common/cuda/blocks.cuh"
 #include "../common/cuda/check.cuh"
 #include "device.hpp"
@@ -87,6 +92,29 @@ __global__ void spmv_kernel(std::int64_t nslices, std::int64_t nrows, int b_log2
   if (j == 0 && s < nslices && pos < nrows) ep.apply(perm ? perm[pos] : pos, sum);
 }
 
+template <class V, LoadPolicy P, bool IDX16>
+__global__ void spmv_transpose_kernel(std::int64_t nslices, std::int64_t nrows, int b_log2, int t_log2, const std::int32_t *__restrict__ slice_ptr,
+                                      const void *__restrict__ col, const std::int32_t *__restrict__ base, const V *__restrict__ val,
+                                      const std::int32_t *__restrict__ perm, const V *__restrict__ x, V alpha, V *__restrict__ out)
+{
+  const int          bt_log2 = b_log2 + t_log2, bt = 1 << bt_log2;
+  const int          local   = threadIdx.x & (bt - 1); // j*b + i
+  const int          i       = local & ((1 << b_log2) - 1), j = local >> b_log2;
+  const std::int64_t s       = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> bt_log2;
+  const std::int64_t pos     = (s << b_log2) + i;
+  // rows past the matrix (the last slice) hold only padding, and x has no entry for them
+  if (s >= nslices || pos >= nrows) return;
+  const V            xr    = alpha * cuda::load_x(x, std::uint32_t(perm ? perm[pos] : pos));
+  const std::int32_t off   = slice_ptr[s];
+  const std::int32_t steps = (slice_ptr[s + 1] - off) >> bt_log2;
+  const std::int64_t e0 = off + local, sc0 = (off >> b_log2) + j;
+  for (std::int32_t kk = 0; kk < steps; ++kk) {
+    const std::int32_t c = load_column<IDX16, P>(col, base, e0 + (std::int64_t(kk) << bt_log2), sc0 + (std::int64_t(kk) << t_log2));
+    const V            v = cuda::load_matrix<P>(val + e0 + (std::int64_t(kk) << bt_log2));
+    if (c != kPadColumn) atomicAdd(out + c, v * xr);
+  }
+}
+
 template <class V>
 class DeviceMatrix final : public cuda::Operator<V> {
 public:
@@ -119,6 +147,22 @@ public:
     if (bt <= cuda::kWarp) index16 ? launch<true, true>(x, ep, st, b_log2, t_log2, block, grid) : launch<true, false>(x, ep, st, b_log2, t_log2, block, grid);
     else index16 ? launch<false, true>(x, ep, st, b_log2, t_log2, block, grid) : launch<false, false>(x, ep, st, b_log2, t_log2, block, grid);
     cuda::check_launch("SELL-P SpMV kernel");
+  }
+  void spmv_transpose(const V *x, const Epilogue<V> &ep, void *stream) const override
+  {
+    cuda::transpose_prologue(ep, ncols, stream); // also when there are no rows: out = beta*in
+    if (!nrows || !ncols) return;
+    const int          b_log2 = log2i(params.slice_height), t_log2 = log2i(params.threads_per_row), bt = 1 << (b_log2 + t_log2);
+    const int          block  = std::max(bt, kMinBlock);
+    const std::int64_t grid   = (nslices * bt + block - 1) / block;
+    const auto        *pm     = perm.get() ? perm.as<std::int32_t>() : nullptr;
+    auto go = [&](auto kernel) {
+      kernel<<<unsigned(grid), block, 0, static_cast<cudaStream_t>(stream)>>>(nslices, nrows, b_log2, t_log2, slice_ptr.as<std::int32_t>(), col.get(),
+                                                                              base.as<std::int32_t>(), val.as<V>(), pm, x, ep.alpha, ep.out);
+    };
+    if (this->load_policy == LoadPolicy::kStream) index16 ? go(spmv_transpose_kernel<V, LoadPolicy::kStream, true>) : go(spmv_transpose_kernel<V, LoadPolicy::kStream, false>);
+    else index16 ? go(spmv_transpose_kernel<V, LoadPolicy::kDefault, true>) : go(spmv_transpose_kernel<V, LoadPolicy::kDefault, false>);
+    cuda::check_launch("SELL-P transpose SpMV kernel");
   }
   std::size_t bytes() const override { return slice_ptr.bytes() + col.bytes() + base.bytes() + val.bytes() + perm.bytes(); }
 };

@@ -83,6 +83,7 @@ struct SellpTraits {
 
   static Matrix    from_csr(const CsrIn &A, const Params &p) { return sellp::from_csr(A, p.core); }
   static void      spmv(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { sellp::spmv(M, x, ep); }
+  static void      spmv_transpose(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { sellp::spmv_transpose(M, x, ep); }
   static Footprint footprint(const Matrix &M) { return sellp::footprint(M); }
 #if GPUMATS_HAVE_CUDA
   static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p) { return sellp::build_on_device(A, p.core); }

@@ -176,7 +176,47 @@ __global__ void tail_kernel(const V *__restrict__ x, V *__restrict__ y, V alpha,
   for (int off = 16; off; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
   if (!lane) y[rows[r]] += alpha * sum;
 }
+template <class V>
+__global__ void prologue_kernel(Epilogue<V> ep, std::int64_t n)
+{
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) ep.apply(i, V(0)); // beta*in[i], or 0 without reading in
+}
+// one warp per tail row: its entries, 32 at a time, scattered into their columns
+template <class V>
+__global__ void tail_transpose_kernel(const V *__restrict__ x, V *__restrict__ y, V alpha, const std::int32_t *__restrict__ rows,
+                                      const std::int32_t *__restrict__ ptr, const std::int32_t *__restrict__ col, const V *__restrict__ val, std::int64_t nrows)
+{
+  const std::int64_t r    = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int          lane = threadIdx.x % 32;
+  if (r >= nrows) return;
+  const V xr = alpha * __ldg(x + rows[r]);
+  for (std::int32_t k = ptr[r] + lane; k < ptr[r + 1]; k += 32) atomicAdd(y + __ldcs(col + k), __ldcs(val + k) * xr);
+}
 } // namespace
+
+template <class V>
+void transpose_prologue(const Epilogue<V> &ep, std::int64_t n, void *stream)
+{
+  if (!n) return;
+  prologue_kernel<V><<<unsigned((n + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(ep, n);
+  check_launch("transpose prologue kernel");
+}
+template void transpose_prologue<float>(const Epilogue<float> &, std::int64_t, void *);
+template void transpose_prologue<double>(const Epilogue<double> &, std::int64_t, void *);
+
+template <class V>
+void tail_spmv_transpose(const V *x, V *y, V alpha, const std::int32_t *rows, const std::int32_t *ptr, const std::int32_t *col, const V *val, std::int64_t nrows,
+                         void *stream)
+{
+  if (!nrows) return;
+  tail_transpose_kernel<V><<<unsigned((nrows * 32 + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(x, y, alpha, rows, ptr, col, val, nrows);
+  check_launch("long-row tail transpose kernel");
+}
+template void tail_spmv_transpose<float>(const float *, float *, float, const std::int32_t *, const std::int32_t *, const std::int32_t *, const float *,
+                                         std::int64_t, void *);
+template void tail_spmv_transpose<double>(const double *, double *, double, const std::int32_t *, const std::int32_t *, const std::int32_t *, const double *,
+                                          std::int64_t, void *);
 
 template <class V>
 void tail_spmv(const V *x, V *y, V alpha, const std::int32_t *rows, const std::int32_t *ptr, const std::int32_t *col, const V *val, std::int64_t nrows,

@@ -145,6 +145,18 @@ template <class V>
 void tail_spmv(const V *x, V *y, V alpha, const std::int32_t *rows, const std::int32_t *ptr, const std::int32_t *col, const V *val, std::int64_t nrows,
                void *stream);
 
+// The implicit products with A^T (every Operator's spmv_transpose, the tail's) scatter
+// alpha*v*x[row] into out[column] with atomics, so out first holds the epilogue's other term:
+// out[i] = beta*in[i], or 0 when beta == 0 (in then never read), for i < n. in may alias out.
+template <class V>
+void transpose_prologue(const Epilogue<V> &ep, std::int64_t n, void *stream);
+
+// The long-row tail's part of a product with A^T: y[col[k]] += alpha * val[k] * x[rows[r]] for
+// every tail entry, one warp per tail row, with atomics (tail rows share columns).
+template <class V>
+void tail_spmv_transpose(const V *x, V *y, V alpha, const std::int32_t *rows, const std::int32_t *ptr, const std::int32_t *col, const V *val,
+                         std::int64_t nrows, void *stream);
+
 // Load policy for the matrix streams (the ELLPACK paper's cache-differentiated loads): kStream
 // marks matrix arrays evict-first so that x keeps the caches; kDefault leaves caching to the hardware.
 enum class LoadPolicy { kDefault = 0, kStream = 1 };
@@ -154,8 +166,12 @@ template <class V>
 class Operator {
 public:
   virtual ~Operator() = default;
-  virtual void        spmv(const V *x, const Epilogue<V> &ep, void *stream) const = 0;
-  virtual std::size_t bytes() const                                             = 0;
+  virtual void spmv(const V *x, const Epilogue<V> &ep, void *stream) const = 0;
+  // out = ep(A^T x) (out and in: ncols entries; x: nrows) from the same arrays, without a
+  // transposed copy: transpose_prologue, then each stored entry adds alpha*v*x[row] into
+  // out[column] with atomicAdd. Padding writes nothing. Summation order varies from run to run.
+  virtual void        spmv_transpose(const V *x, const Epilogue<V> &ep, void *stream) const = 0;
+  virtual std::size_t bytes() const                                                         = 0;
   LoadPolicy          load_policy = LoadPolicy::kStream;
   Footprint           footprint; // of the format this copy holds, as the host core counts it
 };

@@ -1,0 +1,411 @@
+// The cuSPARSE bridge: the parts of a solver stack that PETSc already runs on the GPU for
+// aijcusparse and that are not the point of our formats, namely sparse matrix-matrix products
+// (GAMG's prolongator smoothing and Galerkin products PtAP, AtB, ...) and triangular
+// factorizations (ILU/ICC/LU/Cholesky with MATSOLVERCUSPARSE), run through PETSc's own aijcusparse
+// code on a *shadow*: an aijcusparse matrix holding the same CSR as one of our *cuda Seq matrices.
+//
+// The shadow is made at the first product or factorization that needs it and kept with the
+// matrix: when the matrix changes only its values are copied again (one memcpy on the host, one
+// upload by aijcusparse), when its nonzero pattern changes it is made anew. What it costs is one
+// more host CSR and the device CSR that aijcusparse itself would hold; -mat_gpumats_products host
+// (or a CPU-only PETSc) keeps PETSc's host products instead.
+//
+// Products come back in our type: the result's CSR is downloaded once into a SeqAIJ and the
+// format copy is built from it (the host arrays PETSc reads stay current by construction).
+#include "kinds.hpp"
+
+#include <cstring>
+
+#if PetscDefined(HAVE_CUDA)
+PETSC_EXTERN PetscErrorCode MatGetFactor_seqaijcusparse_cusparse(Mat, MatFactorType, Mat *);
+#endif
+
+namespace gpumats {
+
+void TypeData::drop_shadow()
+{
+  if (shadow) (void)MatDestroy(&shadow);
+  shadow_state = shadow_nz = -1;
+}
+
+#if PetscDefined(HAVE_CUDA)
+
+namespace {
+
+PetscLogEvent shadow_event = 0, product_event = 0;
+
+// whether A is one of our GPU Seq types, whose data is a TypeData
+bool OurDeviceSeq(Mat A)
+{
+  bool        device = false;
+  const char *t      = ((PetscObject)A)->type_name;
+  return t && std::strncmp(t, "seq", 3) == 0 && find_type(t, &device) && device;
+}
+
+// The aijcusparse shadow of A (see the top of the file), current with A's values.
+PetscErrorCode ShadowOf(Mat A, Mat *S)
+{
+  TypeData          *d = Data(A);
+  PetscObjectState   st, nz;
+  const PetscInt    *ia, *ja;
+  const PetscScalar *va;
+  PetscScalar       *vs;
+  PetscInt           n;
+  PetscBool          done;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)A, &st));
+  PetscCall(MatGetNonzeroState(A, &nz));
+  if (d->shadow && nz != d->shadow_nz) d->drop_shadow();
+  if (d->shadow && st == d->shadow_state) {
+    *S = d->shadow;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscLogEventBegin(shadow_event, A, 0, 0, 0));
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure for the cuSPARSE shadow of a %s", ((PetscObject)A)->type_name);
+  PetscCall(MatSeqAIJGetArrayRead(A, &va));
+  if (!d->shadow) {
+    PetscCall(MatCreate(PETSC_COMM_SELF, &d->shadow));
+    PetscCall(MatSetSizes(d->shadow, A->rmap->n, A->cmap->n, A->rmap->n, A->cmap->n));
+    PetscCall(MatSetBlockSizesFromMats(d->shadow, A, A));
+    PetscCall(MatSetType(d->shadow, MATSEQAIJCUSPARSE));
+    PetscCall(MatSeqAIJSetPreallocationCSR(d->shadow, ia, ja, va));
+    d->shadow_nz = nz;
+  } else {
+    PetscCall(MatSeqAIJGetArrayWrite(d->shadow, &vs)); // marks the host side current: aijcusparse uploads at its next use
+    PetscCall(PetscArraycpy(vs, va, ia[n]));
+    PetscCall(MatSeqAIJRestoreArrayWrite(d->shadow, &vs));
+  }
+  PetscCall(MatSeqAIJRestoreArrayRead(A, &va));
+  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  d->shadow_state = st;
+  PetscCall(PetscLogEventEnd(shadow_event, A, 0, 0, 0));
+  *S = d->shadow;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// ---- products ---------------------------------------------------------------------------------
+
+// What a product C = op(A, B[, D]) of our matrices keeps between its symbolic and numeric phases:
+// the same product of the operands' shadows, done by aijcusparse on the GPU.
+struct ProductData {
+  Mat inner = nullptr;
+  Mat operand[3]{}, shadow[3]{}; // shadows referenced, so a pattern change cannot free them under us
+};
+
+// Mat_Product::destroy receives the data pointer itself before PETSc 3.23 and its address since
+// (PetscCtxDestroyFn, declared with a void * argument that holds a void **)
+#if PETSC_VERSION_GE(3, 23, 0)
+inline ProductData *&DataOf(void *arg) { return *static_cast<ProductData **>(arg); }
+#else
+inline ProductData *DataOf(void *arg) { return static_cast<ProductData *>(arg); }
+#endif
+
+PetscErrorCode FreeProductData(ProductData *pd)
+{
+  PetscFunctionBegin;
+  if (!pd) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatDestroy(&pd->inner));
+  for (Mat &s : pd->shadow) PetscCall(MatDestroy(&s));
+  delete pd;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ProductDataDestroy(void *arg)
+{
+  PetscFunctionBegin;
+  PetscCall(FreeProductData(DataOf(arg)));
+#if PETSC_VERSION_GE(3, 23, 0)
+  DataOf(arg) = nullptr;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// The operands of C's product: A, B and (ABC only) C
+int Operands(Mat C, Mat op[3])
+{
+  Mat_Product *p = C->product;
+  op[0] = p->A, op[1] = p->B, op[2] = p->type == MATPRODUCT_ABC ? p->C : nullptr;
+  return op[2] ? 3 : 2;
+}
+
+// The operand's matrix to hand to aijcusparse: its shadow when it is ours, else itself
+PetscErrorCode Stand_in(Mat X, Mat *S)
+{
+  PetscFunctionBegin;
+  if (OurDeviceSeq(X)) PetscCall(ShadowOf(X, S));
+  else *S = X;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// The host route: SeqAIJ's MatProductSetFromOptions, saved on whichever operand is ours
+PetscErrorCode HostProduct(Mat C)
+{
+  Mat op[3];
+
+  PetscFunctionBegin;
+  const int k = Operands(C, op);
+  for (int i = 0; i < k; ++i)
+    if (OurDeviceSeq(op[i])) {
+      PetscCall(Data(op[i])->call<PetscErrorCode (*)(Mat)>(kProductSetFromOptions, C));
+      break;
+    }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ProductNumeric(Mat C)
+{
+  auto              *pd = static_cast<ProductData *>(C->product->data);
+  Mat                op[3], S;
+  const PetscScalar *vi;
+  PetscScalar       *vc;
+  PetscInt           nnz;
+  MatInfo            info;
+
+  PetscFunctionBegin;
+  const int k = Operands(C, op);
+  for (int i = 0; i < k; ++i) {
+    if (!pd->shadow[i]) continue;
+    PetscCall(Stand_in(op[i], &S));
+    PetscCheck(op[i] == pd->operand[i] && S == pd->shadow[i], PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP,
+               "the nonzero pattern of an operand changed since the symbolic product: create the product again (MAT_INITIAL_MATRIX)");
+  }
+  PetscCall(PetscLogEventBegin(product_event, C, 0, 0, 0));
+  PetscCall(MatProductNumeric(pd->inner));
+  // the values come down once into C's host CSR (same pattern as inner's), then C's format copy
+  // is built from it at its assembly
+  PetscCall(MatGetInfo(pd->inner, MAT_LOCAL, &info));
+  nnz = (PetscInt)info.nz_used;
+  PetscCall(MatSeqAIJGetArrayRead(pd->inner, &vi));
+  PetscCall(MatSeqAIJGetArrayWrite(C, &vc));
+  PetscCall(PetscArraycpy(vc, vi, nnz));
+  PetscCall(MatSeqAIJRestoreArrayWrite(C, &vc));
+  PetscCall(MatSeqAIJRestoreArrayRead(pd->inner, &vi));
+  PetscCall(PetscLogEventEnd(product_event, C, 0, 0, 0));
+  if (!OurDeviceSeq(C)) { // first numeric phase: C becomes our type, built once from its values
+    MatType t = OurDeviceSeq(op[0]) ? ((PetscObject)op[0])->type_name : ((PetscObject)op[1])->type_name;
+    PetscCall(MatConvert(C, t, MAT_INPLACE_MATRIX, &C));
+  } else {
+    PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ProductSymbolic(Mat C)
+{
+  Mat_Product    *p  = C->product;
+  auto           *pd = new ProductData;
+  Mat             op[3], S[3]{};
+  const PetscInt *ia, *ja;
+  PetscInt        n;
+  PetscBool       done;
+
+  PetscFunctionBegin;
+  const int k = Operands(C, op);
+  for (int i = 0; i < k; ++i) {
+    PetscCall(Stand_in(op[i], &S[i]));
+    if (S[i] != op[i]) {
+      pd->operand[i] = op[i], pd->shadow[i] = S[i];
+      PetscCall(PetscObjectReference((PetscObject)S[i]));
+    }
+  }
+  PetscCall(PetscLogEventBegin(product_event, C, 0, 0, 0));
+  PetscCall(MatProductCreate(S[0], S[1], S[2], &pd->inner));
+  PetscCall(MatProductSetType(pd->inner, p->type));
+  PetscCall(MatProductSetAlgorithm(pd->inner, MATPRODUCTALGORITHMDEFAULT));
+  PetscCall(MatProductSetFill(pd->inner, p->fill));
+  PetscCall(MatProductSetFromOptions(pd->inner));
+  // cuSPARSE's SpGEMM keeps its whole work space on the GPU and refuses the largest products
+  // (CUSPARSE_STATUS_INSUFFICIENT_RESOURCES, as aijcusparse's GAMG does on ksp ex56 -ne 79): such
+  // a product is computed by PETSc's host code instead, and the solve goes on
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
+  PetscErrorCode err = MatProductSymbolic(pd->inner);
+  PetscCall(PetscPopErrorHandler());
+  PetscCall(PetscLogEventEnd(product_event, C, 0, 0, 0));
+  if (err) {
+    PetscCall(PetscInfo(C, "cuSPARSE could not form the %s product (PETSc error %d): PETSc's host product instead\n", MatProductTypes[p->type], (int)err));
+    PetscCall(FreeProductData(pd));
+    PetscCall(HostProduct(C));
+    PetscCheck(C->ops->productsymbolic && C->ops->productsymbolic != ProductSymbolic, PetscObjectComm((PetscObject)C), PETSC_ERR_SUP, "no host product %s to fall back to", MatProductTypes[p->type]);
+    PetscCall(C->ops->productsymbolic(C));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  // C takes inner's pattern as a plain SeqAIJ until its first numeric phase gives it values
+  PetscCall(MatSetSizes(C, pd->inner->rmap->n, pd->inner->cmap->n, pd->inner->rmap->N, pd->inner->cmap->N));
+  PetscCall(MatSetBlockSizesFromMats(C, pd->inner, pd->inner));
+  PetscCall(MatSetType(C, MATSEQAIJ));
+  PetscCall(MatGetRowIJ(pd->inner, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure in the cuSPARSE product");
+  PetscCall(MatSeqAIJSetPreallocationCSR(C, ia, ja, nullptr));
+  PetscCall(MatRestoreRowIJ(pd->inner, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  p->data                  = pd;
+  p->destroy               = ProductDataDestroy;
+  C->ops->productnumeric   = ProductNumeric;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// Takes products whose operands are all ours (GPU) or aijcusparse; everything else, and every
+// product with -mat_gpumats_products host, goes to SeqAIJ's own (host) products.
+PetscErrorCode ProductSetFromOptions(Mat C)
+{
+  Mat_Product *p = C->product;
+  Mat          op[3];
+  PetscBool    gpu = PETSC_TRUE, cusp;
+  char         where[16] = "gpu";
+
+  PetscFunctionBegin;
+  const int k   = Operands(C, op);
+  bool      any = false;
+  for (int i = 0; i < k; ++i) {
+    PetscCall(PetscObjectTypeCompare((PetscObject)op[i], MATSEQAIJCUSPARSE, &cusp));
+    const bool ours = OurDeviceSeq(op[i]);
+    any             = any || ours;
+    if (!ours && !cusp) gpu = PETSC_FALSE;
+  }
+  PetscCall(PetscOptionsGetString(((PetscObject)C)->options, ((PetscObject)C)->prefix, "-mat_gpumats_products", where, sizeof(where), nullptr));
+  PetscCheck(!std::strcmp(where, "gpu") || !std::strcmp(where, "host"), PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_gpumats_products %s: use gpu (cuSPARSE on the GPU, the default) or host (PETSc's SeqAIJ products)", where);
+  switch (p->type) {
+  case MATPRODUCT_AB:
+  case MATPRODUCT_AtB:
+  case MATPRODUCT_ABt:
+  case MATPRODUCT_PtAP:
+  case MATPRODUCT_RARt:
+  case MATPRODUCT_ABC:
+    break;
+  default:
+    gpu = PETSC_FALSE;
+  }
+  if (gpu && any && !std::strcmp(where, "gpu")) {
+    C->ops->productsymbolic = ProductSymbolic;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(HostProduct(C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// ---- factorizations ---------------------------------------------------------------------------
+
+// MATSOLVERCUSPARSE's factor matrix B gets A's shadow in place of A at its symbolic and numeric
+// phases; PETSc's own functions are kept on B under these names and called through.
+constexpr const char *kSavedSymbolic = "GpuMatsCusparseSymbolic_C", *kSavedNumeric = "GpuMatsCusparseNumeric_C";
+
+using LUSymbolic   = PetscErrorCode (*)(Mat, Mat, IS, IS, const MatFactorInfo *);
+using CholSymbolic = PetscErrorCode (*)(Mat, Mat, IS, const MatFactorInfo *);
+using Numeric      = PetscErrorCode (*)(Mat, Mat, const MatFactorInfo *);
+
+bool IsLU(Mat B) { return B->factortype == MAT_FACTOR_LU || B->factortype == MAT_FACTOR_ILU || B->factortype == MAT_FACTOR_ILUDT; }
+
+PetscErrorCode FactorNumeric(Mat B, Mat A, const MatFactorInfo *info);
+
+// After PETSc's symbolic phase has set B's numeric function: keep it and put ours in front
+PetscErrorCode WrapNumeric(Mat B)
+{
+  Numeric &slot = IsLU(B) ? B->ops->lufactornumeric : B->ops->choleskyfactornumeric;
+
+  PetscFunctionBegin;
+  if (slot && slot != FactorNumeric) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)B, kSavedNumeric, slot));
+    slot = FactorNumeric;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode FactorNumeric(Mat B, Mat A, const MatFactorInfo *info)
+{
+  Numeric saved = nullptr;
+  Mat     S     = A;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, kSavedNumeric, &saved));
+  PetscCheck(saved, PETSC_COMM_SELF, PETSC_ERR_PLIB, "cuSPARSE factor without its numeric phase");
+  if (OurDeviceSeq(A)) PetscCall(ShadowOf(A, &S));
+  PetscCall(saved(B, S, info));
+  PetscCall(WrapNumeric(B)); // in case PETSc's numeric phase chose another one for the next time
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode LUFactorSymbolic(Mat B, Mat A, IS row, IS col, const MatFactorInfo *info)
+{
+  LUSymbolic saved = nullptr;
+  Mat        S     = A;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, kSavedSymbolic, &saved));
+  if (OurDeviceSeq(A)) PetscCall(ShadowOf(A, &S));
+  PetscCall(saved(B, S, row, col, info));
+  PetscCall(WrapNumeric(B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode CholFactorSymbolic(Mat B, Mat A, IS perm, const MatFactorInfo *info)
+{
+  CholSymbolic saved = nullptr;
+  Mat          S     = A;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, kSavedSymbolic, &saved));
+  if (OurDeviceSeq(A)) PetscCall(ShadowOf(A, &S));
+  PetscCall(saved(B, S, perm, info));
+  PetscCall(WrapNumeric(B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// MatGetFactor for MATSOLVERCUSPARSE on our GPU Seq types: PETSc's aijcusparse factor matrix
+// (which reads only A's sizes and block sizes here), with its symbolic phase routed to A's shadow.
+PetscErrorCode GetFactorCusparse(Mat A, MatFactorType ftype, Mat *B)
+{
+  PetscFunctionBegin;
+  PetscCall(MatGetFactor_seqaijcusparse_cusparse(A, ftype, B));
+  switch (ftype) {
+  case MAT_FACTOR_LU:
+    PetscCall(PetscObjectComposeFunction((PetscObject)*B, kSavedSymbolic, (*B)->ops->lufactorsymbolic));
+    (*B)->ops->lufactorsymbolic = LUFactorSymbolic;
+    break;
+  case MAT_FACTOR_ILU:
+    PetscCall(PetscObjectComposeFunction((PetscObject)*B, kSavedSymbolic, (*B)->ops->ilufactorsymbolic));
+    (*B)->ops->ilufactorsymbolic = LUFactorSymbolic;
+    break;
+  case MAT_FACTOR_CHOLESKY:
+    PetscCall(PetscObjectComposeFunction((PetscObject)*B, kSavedSymbolic, (*B)->ops->choleskyfactorsymbolic));
+    (*B)->ops->choleskyfactorsymbolic = CholFactorSymbolic;
+    break;
+  case MAT_FACTOR_ICC:
+    PetscCall(PetscObjectComposeFunction((PetscObject)*B, kSavedSymbolic, (*B)->ops->iccfactorsymbolic));
+    (*B)->ops->iccfactorsymbolic = CholFactorSymbolic;
+    break;
+  default:
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "MATSOLVERCUSPARSE has no factor type %d", (int)ftype);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace
+
+PetscErrorCode RegisterCusparseBridge()
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventRegister("GpuMatsShadow", MAT_CLASSID, &shadow_event));
+  PetscCall(PetscLogEventRegister("GpuMatsSpGEMM", MAT_CLASSID, &product_event));
+  // exact type names: MatGetFactor without a solver type takes these before the prefix match
+  // that gives AIJ subclasses PETSc's own host factorization
+  for (const TypeForm &t : type_forms()) {
+    if (!t.device) continue;
+    const std::string seq = concrete_name(*t.format, "seq", true);
+    for (MatFactorType ft : {MAT_FACTOR_LU, MAT_FACTOR_CHOLESKY, MAT_FACTOR_ILU, MAT_FACTOR_ICC}) PetscCall(MatSolverTypeRegister(MATSOLVERCUSPARSE, seq.c_str(), ft, GetFactorCusparse));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+OpFn CusparseProductSetFromOptions() { return (OpFn)ProductSetFromOptions; }
+
+#else // a PETSc without CUDA: nothing to bridge to
+
+PetscErrorCode RegisterCusparseBridge() { return PETSC_SUCCESS; }
+OpFn           CusparseProductSetFromOptions() { return nullptr; }
+
+#endif
+
+} // namespace gpumats

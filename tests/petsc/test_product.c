@@ -1,0 +1,114 @@
+static char help[] = "Sparse matrix products (AB, AtB, PtAP) of the types under test against AIJ's, and their reuse.\n"
+                     "  -types a,b,c : types under test (default: the registry's host types)\n"
+                     "  -ref t       : reference type (default aij)\n";
+
+/*
+   GAMG smooths its prolongators with MatMatMult (A P), and builds coarse operators with MatPtAP
+   and MatTransposeMatMult; PCMG -pc_mg_galerkin uses MatPtAP. For each type under test: the
+   products of A and a rectangular P in that type equal AIJ's (checked through the products'
+   action on a vector, within the rounding bound), on one rank the result is of A's type (*cuda
+   types: computed by cuSPARSE on the GPU, with a CUDA PETSc), and a product computed again with
+   MAT_REUSE_MATRIX after A's values changed equals AIJ's again.
+*/
+#include "testmats.h"
+
+/* P: M x N, 0 to 3 entries a row (empty rows included), the same on any number of ranks */
+static PetscErrorCode Prolongator(MPI_Comm comm, PetscInt M, PetscInt N, Mat *P)
+{
+  PetscInt rs, re;
+
+  PetscFunctionBeginUser;
+  PetscCall(TestCreate(comm, M, N, LAYOUT_DECIDE, 1, P));
+  PetscCall(MatGetOwnershipRange(*P, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) {
+    PetscInt k = (PetscInt)(TestHash(11, i, -1) * 4);
+    for (PetscInt t = 0; t < k; t++) PetscCall(MatSetValue(*P, i, (PetscInt)(TestHash(11, i, t) * N), TestHash(11, i, 100 + t) + 0.1, INSERT_VALUES));
+  }
+  PetscCall(TestAssemble(*P));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The result C of a product of our type on one rank must be of type `want` */
+static PetscErrorCode CheckType(Mat C, const char *want, const char *name)
+{
+  PetscMPIInt size;
+  PetscBool   same;
+  MatType     got;
+  char        why[256];
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
+  if (size > 1) PetscFunctionReturn(PETSC_SUCCESS); /* MPIAIJ's products (host) build MPIAIJ */
+  PetscCall(PetscObjectTypeCompare((PetscObject)C, want, &same));
+  PetscCall(MatGetType(C, &got));
+  PetscCall(PetscSNPrintf(why, sizeof(why), "result is %s, expected %s", got, want));
+  PetscCall(Check(PetscObjectComm((PetscObject)C), same, name, why));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  TypeList    tl;
+  MPI_Comm    comm;
+  PetscMPIInt size;
+  Mat         A, P, AP, PtAP, PtA;
+  char        name[256], concrete[64];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  comm = PETSC_COMM_WORLD;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(PetscGpuMatsInitialize());
+  PetscCall(GetTypeList(&tl));
+  PetscCall(TestMatrix(comm, "poisson2d", &A)); /* 529 x 529 */
+  PetscCall(Prolongator(comm, 529, 61, &P));
+  PetscCall(MatMatMult(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &AP));
+  PetscCall(MatPtAP(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &PtAP));
+  PetscCall(MatTransposeMatMult(P, A, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &PtA));
+  for (PetscInt t = 0; t < tl.ntypes; t++) {
+    Mat At, Pt, C[3];
+
+    PetscCall(ConcreteName(tl.types[t], size, concrete, sizeof(concrete)));
+    PetscCall(MatConvert(A, tl.types[t], MAT_INITIAL_MATRIX, &At));
+    PetscCall(MatConvert(P, tl.types[t], MAT_INITIAL_MATRIX, &Pt));
+    PetscCall(MatMatMult(At, Pt, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C[0]));
+    PetscCall(MatPtAP(At, Pt, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C[1]));
+    PetscCall(MatTransposeMatMult(Pt, At, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C[2]));
+    for (int round = 0; round < 2; round++) {
+      const char *what[3] = {"AB", "PtAP", "AtB"};
+      Mat         ref[3]  = {AP, PtAP, PtA};
+      for (int k = 0; k < 3; k++) {
+        PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s%s", tl.types[t], what[k], round ? " (reused after MatScale)" : ""));
+        PetscCall(CheckSameProduct(ref[k], C[k], 3 + k, name));
+        PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s%s result type", tl.types[t], what[k], round ? " (reused)" : ""));
+        PetscCall(CheckType(C[k], concrete, name));
+      }
+      if (round) break;
+      /* new values, same pattern: the numeric phase alone must follow them */
+      PetscCall(MatScale(At, 2.0));
+      PetscCall(MatScale(A, 2.0));
+      PetscCall(MatShift(Pt, 0.0)); /* a state change of P without a change of values */
+      PetscCall(MatMatMult(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &AP));
+      PetscCall(MatPtAP(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &PtAP));
+      PetscCall(MatTransposeMatMult(P, A, MAT_REUSE_MATRIX, PETSC_DEFAULT, &PtA));
+      PetscCall(MatMatMult(At, Pt, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C[0]));
+      PetscCall(MatPtAP(At, Pt, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C[1]));
+      PetscCall(MatTransposeMatMult(Pt, At, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C[2]));
+    }
+    PetscCall(MatScale(A, 0.5)); /* back to the original for the next type */
+    PetscCall(MatMatMult(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &AP));
+    PetscCall(MatPtAP(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &PtAP));
+    PetscCall(MatTransposeMatMult(P, A, MAT_REUSE_MATRIX, PETSC_DEFAULT, &PtA));
+    for (int k = 0; k < 3; k++) PetscCall(MatDestroy(&C[k]));
+    PetscCall(MatDestroy(&At));
+    PetscCall(MatDestroy(&Pt));
+  }
+  PetscCall(MatDestroy(&AP));
+  PetscCall(MatDestroy(&PtAP));
+  PetscCall(MatDestroy(&PtA));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&P));
+  PetscCall(FreeTypeList(&tl));
+  PetscCall(PetscFinalize());
+  return check_failures ? 1 : 0;
+}
