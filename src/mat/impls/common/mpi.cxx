@@ -536,8 +536,11 @@ PetscErrorCode MpiKind::ToAIJ(Mat A)
   PetscFunctionBegin;
   PetscCall(VecScatterDestroy(&d->scatter));
   PetscCall(VecDestroy(&d->ghosts));
-  // a diagonal block GetDiagonalBlock made aijcusparse goes back to the plain SeqAIJ an MPIAIJ has
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+  // a diagonal block GetDiagonalBlock made aijcusparse goes back to the plain SeqAIJ an MPIAIJ has;
+  // not when A is being destroyed inside MatHeaderMerge (MatTranspose in place, GAMG's coarsening),
+  // which clears the type name first (MatMPIAIJGetSeqAIJ would refuse A) and frees the blocks after
+  if (((PetscObject)A)->type_name) PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+  else Ad = nullptr;
   if (Ad) PetscCall(PetscObjectTypeCompare((PetscObject)Ad, "seqaijcusparse", &cusparse));
   if (cusparse) PetscCall(MatConvert(Ad, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ad));
   PetscCall(UninstallType(A, prefix, base));
