@@ -281,35 +281,12 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-#if PetscDefined(HAVE_CUDA)
-// MatGetDiagonalBlock, PCBJACOBI's and PCASM's way to the rank's block: the diagonal SeqAIJ block
-// becomes an aijcusparse matrix in place (its CSR is unchanged; aijcusparse uploads only when it
-// is used), so the sub-solver's default factorization is MATSOLVERCUSPARSE on the GPU, as with
-// mpiaijcusparse. MPIAIJ and our block copies read it as the SeqAIJ it still is.
-PetscErrorCode GetDiagonalBlock(Mat A, Mat *a)
-{
-  Mat             Ad, Ao;
-  const PetscInt *garray;
-  PetscBool       plain;
-
-  PetscFunctionBegin;
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-  PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQAIJ, &plain));
-  if (plain) PetscCall(MatConvert(Ad, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, &Ad));
-  *a = Ad;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-#endif
-
 } // namespace
 
 PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
-#if PetscDefined(HAVE_CUDA)
-  const OpFn diagonal_block = device ? (OpFn)GetDiagonalBlock : nullptr;
-#else
+  // (block Jacobi's sub-solvers on the MPI types still factor the host SeqAIJ diagonal block)
   const OpFn diagonal_block = nullptr;
-#endif
   // products stay MPIAIJ's (host): the cuSPARSE bridge is for Seq matrices
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
