@@ -310,17 +310,10 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 PetscErrorCode MpiKind::ToAIJ(Mat A)
 {
   MpiData *d = Mpi(A);
-  Mat             Ad, Ao;
-  const PetscInt *garray;
-  PetscBool       cusparse = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(VecScatterDestroy(&d->scatter));
   PetscCall(VecDestroy(&d->ghosts));
-  // a diagonal block GetDiagonalBlock made aijcusparse goes back to the plain SeqAIJ an MPIAIJ has
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-  if (Ad) PetscCall(PetscObjectTypeCompare((PetscObject)Ad, "seqaijcusparse", &cusparse));
-  if (cusparse) PetscCall(MatConvert(Ad, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ad));
   PetscCall(UninstallType(A, prefix, base));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
