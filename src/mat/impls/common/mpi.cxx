@@ -285,12 +285,10 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 
 PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
-  // (block Jacobi's sub-solvers on the MPI types still factor the host SeqAIJ diagonal block)
-  const OpFn diagonal_block = nullptr;
   // products stay MPIAIJ's (host): the cuSPARSE bridge is for Seq matrices
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
-                              (OpFn)SetFromOptions, nullptr,       diagonal_block};
+                              (OpFn)SetFromOptions, nullptr};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));
