@@ -289,7 +289,7 @@ factor_package() {
   have CUDA || return 0
   for t in $TYPES; do
     case $t in *cuda) ;; *) continue ;; esac
-    for c in "ilu 1 -pc_type ilu" "icc 1 -ksp_type cg -pc_type icc" "lu 1 -ksp_type preonly -pc_type lu" "bjacobi-ilu 2 -pc_type bjacobi -sub_pc_type ilu"; do
+    for c in "ilu 1 -pc_type ilu" "icc 1 -ksp_type cg -pc_type icc" "lu 1 -ksp_type preonly -pc_type lu"; do
       set -- $c
       np=$2
       opts=${c#* * }

@@ -410,39 +410,27 @@ void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> 
   }
 }
 
-void FormatOperator::apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream)
-{
-#if !GPUMATS_HAVE_CUDA
-  if (device) throw std::logic_error("a device product in a build without CUDA");
-#endif
-  // the format's product and the tail's, in the copy's order
-  auto product = [&](const Scalar *xc, const Epilogue<Scalar> &epc) {
-    if (!device) mult_host(xc, epc);
-#if GPUMATS_HAVE_CUDA
-    else mult_device(xc, epc, stream);
-#endif
-    tail_.apply(xc, epc.out, epc.alpha, device, stream);
-  };
-  if (rowmap_.active()) rowmap_.apply(x, ep, device, stream, product);
-  else if (reorder_.active()) reorder_.apply(x, ep, device, stream, product);
-  else product(x, ep);
-}
+void FormatOperator::apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream) { run(x, ep, device, stream, false); }
 
-void FormatOperator::apply_transpose(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream)
+void FormatOperator::apply_transpose(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream) { run(x, ep, device, stream, true); }
+
+void FormatOperator::run(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream, bool transpose)
 {
 #if !GPUMATS_HAVE_CUDA
   if (device) throw std::logic_error("a device product in a build without CUDA");
 #endif
-  // the format's transposed product (which applies the epilogue: out = alpha B^T x + beta in), then
-  // the tail's entries added into the same out, all in the copy's order
+  // the format's product (or transposed product, which applies the epilogue: out = alpha B^T x +
+  // beta in), then the tail's entries added into the same out, all in the copy's order; the RCM
+  // gathers serve both, the order being symmetric
   auto product = [&](const Scalar *xc, const Epilogue<Scalar> &epc) {
-    if (!device) mult_transpose_host(xc, epc);
+    if (!device) transpose ? mult_transpose_host(xc, epc) : mult_host(xc, epc);
 #if GPUMATS_HAVE_CUDA
-    else mult_transpose_device(xc, epc, stream);
+    else transpose ? mult_transpose_device(xc, epc, stream) : mult_device(xc, epc, stream);
 #endif
-    tail_.apply_transpose(xc, epc.out, epc.alpha, device, stream);
+    if (transpose) tail_.apply_transpose(xc, epc.out, epc.alpha, device, stream);
+    else tail_.apply(xc, epc.out, epc.alpha, device, stream);
   };
-  if (rowmap_.active()) rowmap_.apply_transpose(x, ep, device, stream, product);
+  if (rowmap_.active()) transpose ? rowmap_.apply_transpose(x, ep, device, stream, product) : rowmap_.apply(x, ep, device, stream, product);
   else if (reorder_.active()) reorder_.apply(x, ep, device, stream, product);
   else product(x, ep);
 }

@@ -316,12 +316,12 @@ PetscErrorCode WrapNumeric(Mat B)
 PetscErrorCode FactorNumeric(Mat B, Mat A, const MatFactorInfo *info)
 {
   Numeric saved = nullptr;
-  Mat     S     = A;
+  Mat     S;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, kSavedNumeric, &saved));
   PetscCheck(saved, PETSC_COMM_SELF, PETSC_ERR_PLIB, "cuSPARSE factor without its numeric phase");
-  if (OurDeviceSeq(A)) PetscCall(ShadowOf(A, &S));
+  PetscCall(Stand_in(A, &S));
   PetscCall(saved(B, S, info));
   PetscCall(WrapNumeric(B)); // in case PETSc's numeric phase chose another one for the next time
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -330,11 +330,11 @@ PetscErrorCode FactorNumeric(Mat B, Mat A, const MatFactorInfo *info)
 PetscErrorCode LUFactorSymbolic(Mat B, Mat A, IS row, IS col, const MatFactorInfo *info)
 {
   LUSymbolic saved = nullptr;
-  Mat        S     = A;
+  Mat        S;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, kSavedSymbolic, &saved));
-  if (OurDeviceSeq(A)) PetscCall(ShadowOf(A, &S));
+  PetscCall(Stand_in(A, &S));
   PetscCall(saved(B, S, row, col, info));
   PetscCall(WrapNumeric(B));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -343,13 +343,23 @@ PetscErrorCode LUFactorSymbolic(Mat B, Mat A, IS row, IS col, const MatFactorInf
 PetscErrorCode CholFactorSymbolic(Mat B, Mat A, IS perm, const MatFactorInfo *info)
 {
   CholSymbolic saved = nullptr;
-  Mat          S     = A;
+  Mat          S;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, kSavedSymbolic, &saved));
-  if (OurDeviceSeq(A)) PetscCall(ShadowOf(A, &S));
+  PetscCall(Stand_in(A, &S));
   PetscCall(saved(B, S, perm, info));
   PetscCall(WrapNumeric(B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// Keeps PETSc's symbolic phase in `slot` on B and puts ours in its place
+template <class Fn>
+PetscErrorCode RouteSymbolic(Mat B, Fn &slot, Fn ours)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, kSavedSymbolic, slot));
+  slot = ours;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -359,22 +369,19 @@ PetscErrorCode GetFactorCusparse(Mat A, MatFactorType ftype, Mat *B)
 {
   PetscFunctionBegin;
   PetscCall(MatGetFactor_seqaijcusparse_cusparse(A, ftype, B));
+  MatOps ops = (*B)->ops;
   switch (ftype) {
   case MAT_FACTOR_LU:
-    PetscCall(PetscObjectComposeFunction((PetscObject)*B, kSavedSymbolic, (*B)->ops->lufactorsymbolic));
-    (*B)->ops->lufactorsymbolic = LUFactorSymbolic;
+    PetscCall(RouteSymbolic<LUSymbolic>(*B, ops->lufactorsymbolic, LUFactorSymbolic));
     break;
   case MAT_FACTOR_ILU:
-    PetscCall(PetscObjectComposeFunction((PetscObject)*B, kSavedSymbolic, (*B)->ops->ilufactorsymbolic));
-    (*B)->ops->ilufactorsymbolic = LUFactorSymbolic;
+    PetscCall(RouteSymbolic<LUSymbolic>(*B, ops->ilufactorsymbolic, LUFactorSymbolic));
     break;
   case MAT_FACTOR_CHOLESKY:
-    PetscCall(PetscObjectComposeFunction((PetscObject)*B, kSavedSymbolic, (*B)->ops->choleskyfactorsymbolic));
-    (*B)->ops->choleskyfactorsymbolic = CholFactorSymbolic;
+    PetscCall(RouteSymbolic<CholSymbolic>(*B, ops->choleskyfactorsymbolic, CholFactorSymbolic));
     break;
   case MAT_FACTOR_ICC:
-    PetscCall(PetscObjectComposeFunction((PetscObject)*B, kSavedSymbolic, (*B)->ops->iccfactorsymbolic));
-    (*B)->ops->iccfactorsymbolic = CholFactorSymbolic;
+    PetscCall(RouteSymbolic<CholSymbolic>(*B, ops->iccfactorsymbolic, CholFactorSymbolic));
     break;
   default:
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "MATSOLVERCUSPARSE has no factor type %d", (int)ftype);

@@ -178,6 +178,9 @@ public:
   virtual std::size_t device_bytes() const = 0;
 
 private:
+  // apply (transpose false) and apply_transpose (true)
+  void run(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream, bool transpose);
+
   Reordering  reorder_;
   LongRowTail tail_;
   RowMap      rowmap_;

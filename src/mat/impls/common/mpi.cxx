@@ -466,39 +466,14 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-#if PetscDefined(HAVE_CUDA)
-// MatGetDiagonalBlock, PCBJACOBI's and PCASM's way to the rank's block: the diagonal SeqAIJ block
-// becomes an aijcusparse matrix in place (its CSR is unchanged; aijcusparse uploads only when it
-// is used), so the sub-solver's default factorization is MATSOLVERCUSPARSE on the GPU, as with
-// mpiaijcusparse. MPIAIJ and our block copies read it as the SeqAIJ it still is.
-PetscErrorCode GetDiagonalBlock(Mat A, Mat *a)
-{
-  Mat             Ad, Ao;
-  const PetscInt *garray;
-  PetscBool       plain;
-
-  PetscFunctionBegin;
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-  PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQAIJ, &plain));
-  if (plain) PetscCall(MatConvert(Ad, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, &Ad));
-  *a = Ad;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-#endif
-
 } // namespace
 
 PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
-#if PetscDefined(HAVE_CUDA)
-  const OpFn diagonal_block = device ? (OpFn)GetDiagonalBlock : nullptr;
-#else
-  const OpFn diagonal_block = nullptr;
-#endif
   // products stay MPIAIJ's (host): the cuSPARSE bridge is for Seq matrices
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
-                              (OpFn)SetFromOptions, nullptr,       diagonal_block};
+                              (OpFn)SetFromOptions, nullptr};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));
@@ -529,20 +504,10 @@ PetscErrorCode MpiKind::RegisterEvents()
 PetscErrorCode MpiKind::ToAIJ(Mat A)
 {
   MpiData *d = Mpi(A);
-  Mat             Ad, Ao;
-  const PetscInt *garray;
-  PetscBool       cusparse = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(VecScatterDestroy(&d->scatter));
   PetscCall(VecDestroy(&d->ghosts));
-  // a diagonal block GetDiagonalBlock made aijcusparse goes back to the plain SeqAIJ an MPIAIJ has;
-  // not when A is being destroyed inside MatHeaderMerge (MatTranspose in place, GAMG's coarsening),
-  // which clears the type name first (MatMPIAIJGetSeqAIJ would refuse A) and frees the blocks after
-  if (((PetscObject)A)->type_name) PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-  else Ad = nullptr;
-  if (Ad) PetscCall(PetscObjectTypeCompare((PetscObject)Ad, "seqaijcusparse", &cusparse));
-  if (cusparse) PetscCall(MatConvert(Ad, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ad));
   PetscCall(UninstallType(A, prefix, base));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

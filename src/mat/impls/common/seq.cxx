@@ -177,7 +177,7 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
-                              (OpFn)SetFromOptions, device ? CusparseProductSetFromOptions() : nullptr, nullptr};
+                              (OpFn)SetFromOptions, device ? CusparseProductSetFromOptions() : nullptr};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

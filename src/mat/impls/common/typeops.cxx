@@ -125,9 +125,11 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   // PETSc creates every matrix bound to the CPU and unbinds the device types (aijcusparse) when
   // they take over; code that picks a device path (MatGetFactor with MATSOLVERCUSPARSE, GAMG's
   // prolongators, MPIAIJ's product back-ends) reads this flag
+  // (Seq types only: unbound MPIAIJ subclasses take MPIAIJ's device product back-ends, which
+  // expect aijcusparse blocks)
   if (d->device) {
     PetscCall(MatSetVecType(A, VECCUDA));
-    A->boundtocpu = PETSC_FALSE;
+    if (std::string(prefix) == "seq") A->boundtocpu = PETSC_FALSE;
   }
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -142,7 +144,7 @@ PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base)
   if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", d->retrieve));
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, nullptr, nullptr));
 #if PetscDefined(HAVE_CUDA)
-  if (d->device) A->boundtocpu = PETSC_TRUE; // a plain AIJ again
+  if (d->device && std::string(prefix) == "seq") A->boundtocpu = PETSC_TRUE; // a plain AIJ again
 #endif
   A->spptr = nullptr;
   delete d;

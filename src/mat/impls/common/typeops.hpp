@@ -25,12 +25,11 @@ enum OpIndex {
   kView,
   kSetFromOptions,
   kProductSetFromOptions,
-  kGetDiagonalBlock,
   kNumOps
 };
 constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD,         MATOP_MULT_TRANSPOSE,        MATOP_MULT_TRANSPOSE_ADD,
                                                MATOP_ASSEMBLY_END, MATOP_DESTROY,          MATOP_DUPLICATE,             MATOP_VIEW,
-                                               MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS, MATOP_GET_DIAGONAL_BLOCK};
+                                               MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS};
 
 // A format copy of a SeqAIJ block, or of its transpose, kept while the block keeps the (id, state)
 // it was built from: the MPI types' diagonal and off-diagonal blocks and every transposed copy.
