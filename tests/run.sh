@@ -335,6 +335,8 @@ if ! skipped tutorials && ! skipped solvers; then
     mg_view $np
     for t in $TYPES; do
       run_checks "test_mg np=$np/$t" "${TUTORIAL_RUN[@]}" -n $np "$BIN/test_mg" -types "$t" ${VEC:+-dm_vec_type $VEC}
+      # 3 dof per point: DMDA's MAIJ interpolation, expanded into the type
+      run_checks "test_mg -dof 3 np=$np/$t" "${TUTORIAL_RUN[@]}" -n $np "$BIN/test_mg" -types "$t" -dof 3 -da_grid_x 9 -da_grid_y 9 -da_grid_z 9 ${VEC:+-dm_vec_type $VEC}
     done
   done
   # sequential only: GAMG inside block Jacobi needs 2 ranks to mean anything; UMFPACK, SuperLU

@@ -2,6 +2,7 @@
 #include "typeops.hpp"
 
 #include <petscdm.h>
+#include <petsc/private/dmimpl.h>
 
 namespace gpumats {
 
@@ -153,6 +154,60 @@ PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+namespace {
+
+using InterpolationFn = PetscErrorCode (*)(DM, DM, Mat *, Vec *);
+constexpr char kOriginalInterpolation[] = "GpuMatsCreateInterpolation_C";
+
+// DMDA builds the interpolation of a DM with several dof per node as a MAIJ around a scalar AIJ
+// (dainterp.c), and MAIJ multiplies on the host: PCMG's restriction and interpolation then copy
+// vectors between host and GPU at every level of every cycle (snes ex19, 4 dof: 660 copies in
+// KSPSolve against aijcusparse's 44, docs/results/solverbench-h200-large-2026-11-23.md). PETSc
+// expands the MAIJ into an AIJ for aijcusparse (MatCreateMAIJ); this does the same for our types:
+// the DM's interpolation is wrapped so that a MAIJ result becomes the expanded AIJ, in the DM's type.
+PetscErrorCode CreateInterpolationInType(DM dmc, DM dmf, Mat *P, Vec *scale)
+{
+  InterpolationFn original = nullptr;
+  MatType         dmtype;
+  PetscBool       maij;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)dmc, kOriginalInterpolation, &original));
+  PetscCheck(original, PetscObjectComm((PetscObject)dmc), PETSC_ERR_PLIB, "DM interpolation wrapper without the DM's own interpolation");
+  PetscCall(original(dmc, dmf, P, scale));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)*P, &maij, MATSEQMAIJ, MATMPIMAIJ, ""));
+  PetscCall(DMGetMatType(dmc, &dmtype));
+  if (!maij || !dmtype) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscBool seq;
+  PetscCall(PetscObjectTypeCompare((PetscObject)*P, MATSEQMAIJ, &seq));
+  PetscCall(PetscInfo(*P, "MAIJ interpolation expanded into %s\n", dmtype));
+  PetscCall(MatConvert(*P, seq ? MATSEQAIJ : MATMPIAIJ, MAT_INPLACE_MATRIX, P));
+  PetscCall(MatConvert(*P, dmtype, MAT_INPLACE_MATRIX, P));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode WrapInterpolation(DM dm);
+
+// DMCoarsen and DMRefine give the new DM the matrix type but their own fresh operations: the
+// wrapper (and these hooks) follow the hierarchy PCMG builds.
+PetscErrorCode WrapNewLevel(DM, DM level, void *) { return WrapInterpolation(level); }
+
+PetscErrorCode WrapInterpolation(DM dm)
+{
+  InterpolationFn original = nullptr;
+
+  PetscFunctionBegin;
+  if (!dm->ops->createinterpolation || dm->ops->createinterpolation == CreateInterpolationInType) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectQueryFunction((PetscObject)dm, kOriginalInterpolation, &original));
+  if (!original) PetscCall(PetscObjectComposeFunction((PetscObject)dm, kOriginalInterpolation, dm->ops->createinterpolation));
+  dm->ops->createinterpolation = CreateInterpolationInType;
+  PetscCall(DMCoarsenHookAdd(dm, WrapNewLevel, nullptr, nullptr));
+  PetscCall(DMRefineHookAdd(dm, WrapNewLevel, nullptr, nullptr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace
+
 PetscErrorCode AdoptDM(Mat A)
 {
   TypeData   *d = Data(A);
@@ -169,6 +224,7 @@ PetscErrorCode AdoptDM(Mat A)
   const std::string concrete = concrete_name(*d->info, size > 1 ? "mpi" : "seq", d->device);
   PetscCall(PetscInfo(A, "DM matrix type %s becomes %s, so that DMDA interpolation is built in it\n", dmtype, concrete.c_str()));
   PetscCall(DMSetMatType(dm, concrete.c_str()));
+  PetscCall(WrapInterpolation(dm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
