@@ -213,19 +213,23 @@ PetscErrorCode guarded(MPI_Comm comm, const char *context, F &&body)
 // How MatMultTranspose(Add) multiplies (-mat_gpumats_transpose): with an explicit copy of the
 // transpose in the format, built at the first such product after a change and kept while the
 // matrix does not change; implicitly, scattering the stored copy's products into the result (with
-// atomics on the GPU), with no second copy; or auto: explicit when MAT_FORM_EXPLICIT_TRANSPOSE is
-// set on the matrix (GAMG sets it on the prolongators it repartitions onto fewer ranks, whose
-// transposes restrict in every cycle), kAutoWithoutHint otherwise.
+// atomics on the GPU), with no second copy; or auto: kAutoWithHint where MAT_FORM_EXPLICIT_TRANSPOSE
+// is set on the matrix (GAMG sets it on its prolongators), kAutoWithoutHint elsewhere.
 enum class TransposeMode { kAuto = 0, kExplicit = 1, kImplicit = 2 };
-// What auto does without MAT_FORM_EXPLICIT_TRANSPOSE: implicit until measured (examples/bench.cu
-// times both, and cuSPARSE's transposed SpMV, per matrix: -transpose): no second copy of the
-// matrix in GPU memory, and no conversion on the first product.
+// Both implicit, by measurement (H200, examples/bench.cu -transpose true, which times the implicit
+// product, the explicit copy's product and its build): the copy's product saves 60-100 us per call
+// on 4M-row matrices (poisson7 160^3 sellpcuda: 166 us implicit, 104 us explicit) but its build
+// costs 0.4-1.2 s, so it pays after about 6000 products with A^T between two changes of A. GAMG's
+// restrictions do a few hundred per setup (ex56 -ne 59: 24 iterations, one per level and cycle),
+// and there the lazily built copies cost 0.31 s of a 0.40 s KSPSolve
+// (docs/results/solverbench-h200-large-2026-11-23.md). The hint is still shown by -mat_view.
+constexpr TransposeMode kAutoWithHint    = TransposeMode::kImplicit;
 constexpr TransposeMode kAutoWithoutHint = TransposeMode::kImplicit;
 const char *TransposeModeName(TransposeMode m); // "auto", "explicit", "implicit"
 // Whether products with A^T use the explicit copy, for `mode` and the matrix's hint.
 inline bool UseExplicitTranspose(TransposeMode mode, bool form_explicit_transpose)
 {
-  if (mode == TransposeMode::kAuto) return form_explicit_transpose || kAutoWithoutHint == TransposeMode::kExplicit;
+  if (mode == TransposeMode::kAuto) return (form_explicit_transpose ? kAutoWithHint : kAutoWithoutHint) == TransposeMode::kExplicit;
   return mode == TransposeMode::kExplicit;
 }
 
