@@ -58,7 +58,8 @@ inc=${petsc_lib:+$(dirname "$petsc_lib")/../include}
 have_cuda=0
 grep -Eq '^#define PETSC_HAVE_CUDA( |$)' "$inc/petscconf.h" 2>/dev/null && have_cuda=1
 have_sellcuda=0
-[ $have_cuda = 1 ] && grep -q 'MATSELLCUDA' "$inc/petscmat.h" 2>/dev/null && have_sellcuda=1
+# petscmat.h sits beside petscconf.h in an installed PETSc, in PETSC_DIR/include in a build tree
+[ $have_cuda = 1 ] && cat "$inc/petscmat.h" "$inc/../../include/petscmat.h" 2>/dev/null | grep -q 'MATSELLCUDA' && have_sellcuda=1
 
 if [ -n "${GPUMATS_SCALING_TYPES:-}" ]; then types=$GPUMATS_SCALING_TYPES
 else
@@ -124,7 +125,7 @@ run() { # case nx ny nz ranks type
   elif grep -q -i -E 'out of memory|PETSC_ERR_MEM|Out of memory' "$log"; then status=oom
   else status=failed; fi
   local petsc itsdone res
-  petsc=$(grep -o -m1 'Petsc Release Version [0-9.]*' "$log" | awk '{print $4}')
+  petsc=$(grep -oi -m1 'petsc release version [0-9.]*' "$log" | awk '{print $4}')
   itsdone=$(grep -o 'iterations [0-9]*' "$log" | tail -1 | awk '{print $2}')
   res=$(awk '/^Residual norm/ {print $3}' "$log" | tail -1)
   [ $status = ok ] && [ -z "$itsdone" ] && status=failed
