@@ -221,6 +221,7 @@ double AutoOperator::time_spmv(const FormatOperator &op, std::int64_t m, std::in
     void        spmv(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { op.mult_device(x, ep, stream); }
     void        spmv_transpose(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { op.mult_transpose_device(x, ep, stream); }
     std::size_t bytes() const override { return op.device_bytes(); }
+    Scalar     *values(std::int64_t *) override { throw std::logic_error("the trial's timing adapter holds no values of its own"); }
   } adapter(op);
   return autosel::time_spmv(adapter, m, n, 3, 10, nullptr);
 }
