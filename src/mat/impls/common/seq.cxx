@@ -191,7 +191,9 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->op     = f.make();
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<SeqKind>, ConvertBack<SeqKind>));
   if (A->assembled) {
-    PetscErrorCode err = Build(A, false);
+    // (inside MatConvert, which increases A's state once when this returns: tolerated once, as
+    // after MatAssemblyEnd, so that the first product does not build the copy again)
+    PetscErrorCode err = Build(A, true);
     if (err) PetscCall(ToAIJ(A)); // the conversion is all or nothing: A stays the AIJ it was
     PetscCall(err);
   }

@@ -57,7 +57,7 @@ struct TypeData {
   PetscErrorCode (*retrieve)(Mat) = nullptr; // AIJ's MatRetrieveValues, which changes values without a state change
   // the format copy is current while the matrix keeps the (id, state) it was built from; a copy
   // built inside MatAssemblyEnd sees the state go up by one when MatAssemblyEnd returns, which
-  // `from_assembly` tolerates once
+  // `from_assembly` tolerates once (as it does for a copy built inside MatConvert, which does the same)
   PetscObjectId    id    = 0;
   PetscObjectState state = 0;
   bool             valid = false, from_assembly = false;
