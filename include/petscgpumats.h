@@ -87,6 +87,31 @@ PETSC_EXTERN PetscErrorCode PetscGpuMatsInitialize(void);
 @*/
 PETSC_EXTERN PetscErrorCode PetscGpuMatsGetTypes(PetscInt *n, const char *const **roots, const char *const **seq, const char *const **mpi);
 
+/*@C
+   MatGpuMatsGetUpdateCounts - How this rank's format copies of a petsc-gpumats matrix were brought
+   up to date after changes: converted in full, or refilled by values only because the change kept
+   the nonzero pattern (reassembly, MatScale, MatZeroRows with MAT_KEEP_NONZERO_PATTERN, ...).
+
+   Not Collective
+
+   Input Parameter:
+.  A - a matrix of one of the petsc-gpumats types
+
+   Output Parameters:
++  conversions - full conversions since A became this type (or NULL)
+-  values_only - values-only updates since then (or NULL)
+
+   Notes:
+   Each copy counts: one for a sequential matrix, two (the diagonal and the off-diagonal block) per
+   rank for a parallel one, and none for the copies of the transpose that MatMultTranspose may
+   make. -mat_gpumats_values_update rebuild turns values-only updates off. -mat_view ::ascii_info
+   prints the counts of all ranks; -log_view shows the updates as the event GpuMatsValues and the
+   conversions as <FORMAT>Convert; -info says for each which it was and why.
+
+.seealso: MATCMRS, MATSELLP, MATBELLPACK, MATAUTOCUDA
+@*/
+PETSC_EXTERN PetscErrorCode MatGpuMatsGetUpdateCounts(Mat A, PetscInt64 *conversions, PetscInt64 *values_only);
+
 /* Called by PETSc when the library is loaded as a dynamic library (-dll_append). */
 PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_petscgpumats(void);
 

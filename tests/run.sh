@@ -130,6 +130,11 @@ if ! skipped petsc; then
       done
     done
   done
+  # every change converted in full: test_update then checks that no copy took the values-only path
+  for np in 1 2; do
+    run_checks "test_update -mat_gpumats_values_update rebuild np=$np" "${MPIEXEC[@]}" -n $np "$BIN/test_update" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP" \
+      -mat_gpumats_values_update rebuild
+  done
 fi
 
 # --- 3. PETSc's tutorials as unmodified clients ---------------------------------------------
@@ -388,6 +393,14 @@ if ! skipped options; then
     done
     expect_output "transpose-view/$t auto" "transpose products: .*(-mat_gpumats_transpose auto, MAT_FORM_EXPLICIT_TRANSPOSE not set)" "${EX2[@]}" -mat_type "$t" -mat_view ::ascii_info
     expect_error "bad-option/$t -mat_gpumats_transpose" "mat_gpumats_transpose.*auto.*explicit.*implicit" "${EX2[@]}" -mat_type "$t" -mat_gpumats_transpose copy
+    # same-pattern changes (-mat_gpumats_values_update): in -help, in -mat_view on one and two
+    # ranks (ex2 assembles once: one conversion per copy), and a bad value names the choices
+    expect_output "help-lists-values-update/$t" "mat_gpumats_values_update" "${EX2[@]}" -mat_type "$t" -help
+    expect_output "values-update-view/$t" "same-pattern changes: values only (-mat_gpumats_values_update auto); so far 1 full conversion, 0 values-only" \
+      "${EX2[@]}" -mat_type "$t" -mat_view ::ascii_info
+    expect_output "values-update-view/$t rebuild np=2" "same-pattern changes: converted in full (-mat_gpumats_values_update rebuild); so far 4 full conversions" \
+      "${MPIEXEC[@]}" -n 2 "${EX2[@]}" -mat_type "$t" -mat_gpumats_values_update rebuild -mat_view ::ascii_info
+    expect_error "bad-option/$t -mat_gpumats_values_update" "mat_gpumats_values_update.*auto.*rebuild" "${EX2[@]}" -mat_type "$t" -mat_gpumats_values_update never
   done
   # the MPI types: the exchange, each rank's place and GPU, and the compressed off-diagonal block
   # (ex2's 12x12 grid on 2 ranks: 12 of each rank's 72 rows reach the other rank)

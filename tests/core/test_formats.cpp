@@ -10,17 +10,25 @@
 //   - footprint counts are consistent, and its bytes are exactly those of the arrays a product
 //     reads (what the device copy allocates; host-only bookkeeping such as CMRS's strip_nnz,
 //     SELL-P's row_len and BELLPACK's presence bits excluded);
+//   - values-only updates (core/values.hpp): the slot map of every format, made through its own
+//     conversion of slot values, names every CSR entry once and pads the rest; a copy of old values
+//     refilled through it with new values (explicit zeros and NaN among them) equals, bit for bit,
+//     the conversion of the new values, padding and BELLPACK's block fill zero whatever they held;
+//     likewise through the glue's renumbering, long-row split and row compression, and from a CSR
+//     whose first entry is not at 0; slot maps are refused where the value type cannot count them;
 //   - BELLPACK's execution-time model grows with the work and picks a valid partition size;
 //   - bad parameters and matrices too wide for a packed index are refused with FormatError.
 #include "../../src/mat/impls/bellpack/host.hpp"
 #include "../../src/mat/impls/bellpack/tuning.hpp"
 #include "../../src/mat/impls/cmrs/host.hpp"
 #include "../../src/mat/impls/common/core/transform.hpp"
+#include "../../src/mat/impls/common/core/values.hpp"
 #include "../../src/mat/impls/sellp/host.hpp"
 #include "../common/check.hpp"
 #include "../common/describe.hpp"
 #include "../common/matrices.hpp"
 
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <sstream>
@@ -297,6 +305,195 @@ void footprint_values()
   }
 }
 
+// ---- values-only updates --------------------------------------------------------------------
+
+template <class V>
+bool same_bits(const std::vector<V> &a, const std::vector<V> &b)
+{
+  return a.size() == b.size() && (a.empty() || !std::memcmp(a.data(), b.data(), a.size() * sizeof(V)));
+}
+
+// A's structure with other values: signs and sizes changed, an explicit zero and a NaN among them
+template <class V>
+Csr<V> new_values(const Csr<V> &A)
+{
+  Csr<V> B = A;
+  for (std::size_t k = 0; k < B.val.size(); ++k) B.val[k] = V(0.5 + double(k % 7)) * (k % 2 ? V(-1) : V(1));
+  if (B.val.size() > 3) B.val[1] = V(0), B.val[2] = std::numeric_limits<V>::quiet_NaN();
+  return B;
+}
+
+// Every CSR entry named exactly once, every other stored value -1
+bool slots_cover(const std::vector<std::int32_t> &slot, std::int64_t nnz, std::string &why)
+{
+  std::vector<int> seen(std::size_t(nnz), 0);
+  std::int64_t     pad = 0;
+  for (std::int32_t s : slot) {
+    if (s == -1) ++pad;
+    else if (s < 0 || s >= nnz) return why = "slot " + std::to_string(s) + " outside the " + std::to_string(nnz) + " entries", false;
+    else ++seen[std::size_t(s)];
+  }
+  for (std::int64_t k = 0; k < nnz; ++k)
+    if (seen[std::size_t(k)] != 1) return why = "CSR entry " + std::to_string(k) + " held by " + std::to_string(seen[std::size_t(k)]) + " stored values", false;
+  if (pad != std::int64_t(slot.size()) - nnz) return why = "padding miscounted", false;
+  return true;
+}
+
+// build(view) -> the value array of the format's conversion with fixed parameters
+template <class V, class Build>
+bool slot_case(const Csr<V> &A, Build &&build, std::string &why)
+{
+  const std::vector<std::int32_t> slot = slot_map(A.view(), build);
+  if (!slots_cover(slot, A.nnz(), why)) return false;
+  const Csr<V>   B = new_values(A);
+  std::vector<V> refilled = build(A.view()); // the old copy's values
+  for (std::size_t p = 0; p < slot.size(); ++p)
+    if (slot[p] < 0) refilled[p] = V(7); // padding that was written to must come back zero
+  gather_values(refilled.data(), B.val.data(), slot.data(), std::int64_t(slot.size()));
+  if (!same_bits(refilled, build(B.view()))) return why = "refilled values differ from a conversion of the new values", false;
+  return true;
+}
+
+template <class V, class P, class Build>
+void run_slots(const char *name, const char *vname, const std::vector<testmat::Named> &mats, const std::vector<P> &sweep, Build &&build)
+{
+  for (const auto &m : mats) {
+    const Csr<V> A = testmat::cast<V>(m.A);
+    std::string  why;
+    bool         ok = true;
+    for (const P &p : sweep) {
+      try {
+        if (!slot_case(A, [&](const auto &view) { return build(view, p); }, why)) {
+          why = describe(p) + ": " + why;
+          ok  = false;
+          break;
+        }
+      } catch (const std::exception &e) {
+        why = describe(p) + ": unexpected exception: " + e.what();
+        ok  = false;
+        break;
+      }
+    }
+    check::record(ok, std::string("values-update/") + name + "/" + vname + "/" + m.name, why);
+  }
+}
+
+// The glue's pipeline (FormatOperator::update_values): slot values through the renumbering and the
+// long-row split of a square block, or the row compression of an off-diagonal one, then the format;
+// the tail's slots come from the split's tail. build(view) -> the format's values.
+template <class V, class Build>
+bool staged_case(const Csr<V> &A, bool compress, Build &&build, std::string &why)
+{
+  std::vector<std::int32_t> order(std::size_t(A.nrows)), rows;
+  for (std::int64_t i = 0; i < A.nrows; ++i) order[std::size_t(i)] = std::int32_t((i * 7 + 3) % A.nrows); // a permutation when gcd(7, n) = 1
+  const std::int64_t K     = 3;
+  auto               stage = [&](const CsrView<V, std::int32_t, std::int32_t> &X, Csr<V> &head, RowTail<V> &tail) {
+    if (compress) {
+      head = compress_rows(X, rows);
+      tail = RowTail<V>{};
+      return;
+    }
+    const Csr<V> P = permute(X, order);
+    split_rows(P.view(), K, head, tail);
+  };
+  std::vector<V> storage;
+  Csr<V>         H, H2;
+  RowTail<V>     T, T2;
+  stage(slot_csr(A.view(), storage), H, T);
+  const std::vector<V>      fv = build(H.view());
+  std::vector<std::int32_t> fslot(fv.size()), tslot(T.val.size());
+  slots_from_values(fv.data(), std::int64_t(fv.size()), fslot.data());
+  slots_from_values(T.val.data(), std::int64_t(T.val.size()), tslot.data());
+  std::vector<std::int32_t> all(fslot);
+  all.insert(all.end(), tslot.begin(), tslot.end());
+  if (!slots_cover(all, A.nnz(), why)) return false;
+  const Csr<V> B = new_values(A);
+  stage(B.view(), H2, T2);
+  std::vector<V> f(fslot.size(), V(7)), t(tslot.size(), V(7));
+  gather_values(f.data(), B.val.data(), fslot.data(), std::int64_t(f.size()));
+  gather_values(t.data(), B.val.data(), tslot.data(), std::int64_t(t.size()));
+  if (!same_bits(f, build(H2.view()))) return why = "format values differ from a conversion of the new values", false;
+  if (!same_bits(t, T2.val)) return why = "tail values differ from the split of the new values", false;
+  return true;
+}
+
+template <class V>
+void value_updates(const char *vname)
+{
+  std::vector<testmat::Named> mats = testmat::edge_cases();
+  { // blocks with holes: every third entry of a 5-dof chain dropped, so most 2x2..8x8 blocks are partly filled
+    Csr<double> A = testmat::block_chain(23, 5), B;
+    B.nrows = A.nrows, B.ncols = A.ncols;
+    for (std::int64_t i = 0; i < A.nrows; ++i) {
+      for (std::int32_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+        if (k % 3 != 1) B.col_ind.push_back(A.col_ind[k]), B.val.push_back(A.val[k]);
+      B.row_ptr.push_back(std::int32_t(B.col_ind.size()));
+    }
+    mats.push_back({"partly-filled-blocks", B});
+  }
+  std::vector<cmrs::Params> cp;
+  for (int h : {1, 3, 8, 16})
+    for (bool sort : {false, true})
+      for (int pad : {1, 32}) cp.push_back({h, sort, pad});
+  std::vector<sellp::Params> sp;
+  for (int b : {1, 4, 32})
+    for (int t : {1, 4})
+      for (int sigma : {1, 4 * b})
+        for (sellp::Index ix : {sellp::Index::k32, sellp::Index::k16_if_possible}) sp.push_back({b, t, sigma, ix});
+  std::vector<bellpack::Params> bp;
+  for (int r : {1, 2, 3, 5, 8})
+    for (int c : {1, 2, 3, 5, 8})
+      for (int R : {1, 32}) bp.push_back({r, c, R});
+  run_slots<V>("cmrs", vname, mats, cp, [](const auto &A, const cmrs::Params &p) { return cmrs::from_csr(A, p).val; });
+  run_slots<V>("sellp", vname, mats, sp, [](const auto &A, const sellp::Params &p) { return sellp::from_csr(A, p).val; });
+  run_slots<V>("bellpack", vname, mats, bp, [](const auto &A, const bellpack::Params &p) { return bellpack::from_csr(A, p).val; });
+
+  // through the glue's transforms, with one layout of each format
+  for (const auto &m : mats) {
+    const Csr<V> A = testmat::cast<V>(m.A);
+    std::string  why;
+    bool         ok = true;
+    for (bool compress : {false, true}) {
+      if (!compress && (A.nrows != A.ncols || (A.nrows && A.nrows % 7 == 0))) continue; // renumbering: square blocks, and (i*7+3) % n a permutation
+      try {
+        ok = ok && staged_case(A, compress, [](const auto &H) { return cmrs::from_csr(H, cmrs::Params{5, true, 32}).val; }, why) &&
+             staged_case(A, compress, [](const auto &H) { return sellp::from_csr(H, sellp::Params{4, 2, 16, sellp::Index::k16_if_possible}).val; }, why) &&
+             staged_case(A, compress, [](const auto &H) { return bellpack::from_csr(H, bellpack::Params{3, 2, 32}).val; }, why);
+      } catch (const std::exception &e) {
+        ok = false, why = std::string("unexpected exception: ") + e.what();
+      }
+      if (!ok) {
+        why = (compress ? "rows with entries: " : "renumbered and split: ") + why;
+        break;
+      }
+    }
+    check::record(ok, std::string("values-update/staged/") + vname + "/" + m.name, why);
+  }
+}
+
+void value_update_limits()
+{
+  // a CSR whose entries start at 3 of its value array (CsrView allows row_ptr[0] != 0): slots count from there
+  {
+    const std::int32_t rp[4] = {3, 5, 5, 8}, ci[8] = {-1, -1, -1, 0, 2, 1, 2, 3};
+    const double       va[8] = {9, 9, 9, 1, 2, 3, 4, 5}, nv[8] = {0, 0, 0, 10, 20, 30, 40, 50};
+    CsrView<double, std::int32_t> A{3, 4, rp, ci, va}, B{3, 4, rp, ci, nv};
+    const cmrs::Params            p{2, true, 32};
+    const auto slot = slot_map(A, [&](const CsrView<double, std::int32_t> &S) { return cmrs::from_csr(S, p).val; });
+    auto       M    = cmrs::from_csr(A, p);
+    gather_values(M.val.data(), nv + 3, slot.data(), std::int64_t(slot.size()));
+    check::record(M.val == cmrs::from_csr(B, p).val, "values-update/csr-starting-past-0");
+  }
+  check::record(slot_map_exact<float>(std::int64_t(1) << 24) && !slot_map_exact<float>((std::int64_t(1) << 24) + 1) &&
+                  slot_map_exact<double>(std::int64_t(1) << 30) && !slot_map_exact<double>(std::numeric_limits<std::int32_t>::max()),
+                "values-update/exact-up-to-2^24-in-float-and-32-bit-slots");
+  // refused before any entry is read (the arrays of 2^24 + 1 entries are not there)
+  const std::int32_t           rp[2] = {0, (1 << 24) + 1};
+  CsrView<float, std::int32_t> big{1, 1, rp, nullptr, nullptr};
+  expect_error("values-update/float-slot-map-refused-past-2^24", [&] { slot_map(big, [](const CsrView<float, std::int32_t> &) { return std::vector<float>{}; }); },
+               "exact");
+}
+
 void bellpack_model()
 {
   const bellpack::ModelEntry e{1, 1, 128, 16, 3.0, 0.5, 0.05, 0.01};
@@ -325,6 +522,9 @@ int main()
 {
   run_all<double>("double");
   run_all<float>("float");
+  value_updates<double>("double");
+  value_updates<float>("float");
+  value_update_limits();
   bad_input();
   footprint_values();
   bellpack_model();

@@ -18,7 +18,11 @@
 //   - padding never reads x (an Inf in x stays in the rows that reference it; with the transpose,
 //     in the columns of the row it multiplies), and never writes out of bounds (memcheck);
 //   - the transpose prologue (out = beta*in, never reading in when beta = 0) and the long-row
-//     tail's transposed scatter.
+//     tail's transposed scatter;
+//   - values-only updates: the gather through a slot map (-1 slots give 0) equals the host's, the
+//     device slot map (slots_from_values on the value array of a device conversion of slot values)
+//     equals the host's (core/values.hpp), and a device copy refilled in place through values()
+//     equals, bit for bit, the device conversion of the new values, in every format and cuSPARSE CSR.
 // `--quick` runs a reduced sweep in double only, for compute-sanitizer memcheck.
 #include "../../src/mat/impls/auto/device.hpp"
 #include "../../src/mat/impls/bellpack/device.hpp"
@@ -26,6 +30,7 @@
 #include "../../src/mat/impls/cmrs/device.hpp"
 #include "../../src/mat/impls/cmrs/host.hpp"
 #include "../../src/mat/impls/common/core/transform.hpp"
+#include "../../src/mat/impls/common/core/values.hpp"
 #include "../../src/mat/impls/sellp/device.hpp"
 #include "../../src/mat/impls/sellp/host.hpp"
 #include "../common/check.hpp"
@@ -461,6 +466,93 @@ void gather_and_dense()
   check::record(T >= 1 && T <= 16, "bellpack/resident-partitions", "T = " + std::to_string(T) + " for 128 threads");
 }
 
+// A's structure with other values, an explicit zero and a NaN among them
+template <class V>
+Csr<V> other_values(const Csr<V> &A)
+{
+  Csr<V> B = A;
+  for (std::size_t k = 0; k < B.val.size(); ++k) B.val[k] = V(0.5 + double(k % 7)) * (k % 2 ? V(-1) : V(1));
+  if (B.val.size() > 3) B.val[1] = V(0), B.val[2] = std::numeric_limits<V>::quiet_NaN();
+  return B;
+}
+
+// One device format: convert(view) -> a device operator. Its slot map made on the device equals
+// the host's (host(view) -> the host conversion's values), and a copy refilled in place equals the
+// conversion of the new values.
+template <class V, class Convert, class Host>
+bool device_refill(const Csr<V> &A, Convert &&convert, Host &&host, std::string &why)
+{
+  std::vector<V> storage;
+  auto           slots_op = convert(slot_csr(A.view(), storage));
+  std::int64_t   n        = 0;
+  const V       *sv       = slots_op->values(&n);
+  const auto     host_slot = slot_map(A.view(), host);
+  if (n != std::int64_t(host_slot.size())) return why = "values() counts " + std::to_string(n) + ", the host layout stores " + std::to_string(host_slot.size()), false;
+  DeviceArray<std::int32_t> dslot(std::vector<std::int32_t>(std::size_t(n), -7));
+  cuda::slots_from_values(sv, n, dslot.p, nullptr);
+  cudaDeviceSynchronize();
+  if (dslot.get() != host_slot) return why = "device slot map differs from the host's", false;
+  const Csr<V>   B   = other_values(A);
+  auto           op  = convert(A.view());
+  std::int64_t   m   = 0;
+  V             *val = op->values(&m);
+  DeviceArray<V> dcsr(B.val);
+  cuda::gather_values(val, dcsr.p, dslot.p, m, nullptr);
+  cudaError_t err = cudaDeviceSynchronize();
+  if (err != cudaSuccess) return why = cudaGetErrorString(err), false;
+  auto          fresh = convert(B.view());
+  std::int64_t  k     = 0;
+  const V      *fv    = fresh->values(&k);
+  std::vector<V> got(static_cast<std::size_t>(m)), want(static_cast<std::size_t>(k));
+  if (m) cudaMemcpy(got.data(), val, std::size_t(m) * sizeof(V), cudaMemcpyDeviceToHost);
+  if (k) cudaMemcpy(want.data(), fv, std::size_t(k) * sizeof(V), cudaMemcpyDeviceToHost);
+  if (!bits_equal(got, want)) return why = "refilled device copy differs from the conversion of the new values", false;
+  return check_spmv(*op, B, false, why);
+}
+
+// The gather itself against the host's, -1 slots included, and each format's refill on the device
+template <class V>
+void values_update(const char *vname)
+{
+  {
+    const std::int64_t        n = 5000, nnz = 3000;
+    std::vector<std::int32_t> slot(n);
+    std::vector<V>            csr(nnz), host(n, V(9)), dev_init(n, V(9));
+    for (std::int64_t p = 0; p < n; ++p) slot[p] = p % 5 == 0 ? -1 : std::int32_t((p * 7919) % nnz);
+    for (std::int64_t k = 0; k < nnz; ++k) csr[k] = V(k) * V(0.25) - V(3);
+    gather_values(host.data(), csr.data(), slot.data(), n);
+    DeviceArray<std::int32_t> dslot(slot);
+    DeviceArray<V>            dcsr(csr), dval(dev_init);
+    cuda::gather_values(dval.p, dcsr.p, dslot.p, n, nullptr);
+    cudaDeviceSynchronize();
+    check::record(bits_equal(dval.get(), host), std::string("values-update/gather-with-padding-slots/") + vname);
+  }
+  std::vector<testmat::Named> mats = testmat::edge_cases();
+  mats.push_back({"blocks-3dof-2k", testmat::block_chain(2000, 3)});
+  for (const auto &m : mats) {
+    const Csr<V> A = testmat::cast<V>(m.A);
+    std::string  why;
+    bool         ok = true;
+    try {
+      for (const cmrs::Params &p : {cmrs::Params{4, true, 1}, cmrs::Params{16, true, 32}, cmrs::Params{3, false, 1}})
+        ok = ok && device_refill(
+                     A, [&](const auto &X) { return cmrs::build_on_device(X, p); }, [&](const auto &X) { return cmrs::from_csr(X, p).val; }, why);
+      for (const sellp::Params &p : {sellp::Params{32, 1, 1, sellp::Index::k32}, sellp::Params{8, 4, 32, sellp::Index::k16_if_possible}})
+        ok = ok && device_refill(
+                     A, [&](const auto &X) { return sellp::build_on_device(X, p); }, [&](const auto &X) { return sellp::from_csr(X, p).val; }, why);
+      for (const bellpack::Params &p : {bellpack::Params{1, 1, 32}, bellpack::Params{3, 3, 128}, bellpack::Params{2, 5, 1}})
+        ok = ok && device_refill(
+                     A, [&](const auto &X) { return bellpack::build_on_device(X, p); }, [&](const auto &X) { return bellpack::from_csr(X, p).val; }, why);
+      // cuSPARSE CSR stores the CSR's own values in order: its slot map is the identity
+      ok = ok && device_refill(
+                   A, [&](const auto &X) { return autosel::csr_to_device(X); }, [&](const auto &X) { return std::vector<V>(X.val, X.val + X.nnz()); }, why);
+    } catch (const std::exception &e) {
+      ok = false, why = std::string("exception: ") + e.what();
+    }
+    check::record(ok, std::string("values-update/device-refill/") + vname + "/" + m.name, why);
+  }
+}
+
 int main(int argc, char **argv)
 {
   for (int i = 1; i < argc; ++i) quick |= !std::strcmp(argv[i], "--quick");
@@ -472,5 +564,7 @@ int main(int argc, char **argv)
   run_all<double>("double");
   if (!quick) run_all<float>("float"); // memcheck: the index arithmetic is the same for both
   gather_and_dense();
+  values_update<double>("double");
+  if (!quick) values_update<float>("float");
   return check::finish();
 }

@@ -4,7 +4,8 @@ static char help[] = "MatConvert to and from every type under test (initial, reu
 /*
    Round trips must be exact: AIJ -> type -> AIJ gives back the very same matrix (MatEqual on AIJ
    compares values bit for bit). Converted, duplicated and copied matrices keep the type and
-   multiply like the source.
+   multiply like the source. A conversion builds each format copy once (MatGpuMatsGetUpdateCounts),
+   and a change right after it, without assembly, is seen.
 */
 #include "testmats.h"
 
@@ -58,6 +59,39 @@ static PetscErrorCode CheckType_(Mat A, const char *mname, const char *type, Typ
   PetscCall(CheckType(C, "aij", name));
   PetscCall(PetscSNPrintf(name, sizeof(name), "round-trip-exact/%s/%s", type, mname));
   PetscCall(CheckExact(A, C, name));
+
+  /* one conversion per copy (one per block on each rank of an MPI matrix), none again at the
+     first product; a change right after the conversion (MatConvert moves the state once) is seen */
+  {
+    PetscInt64  conversions, values_only;
+    PetscMPIInt size;
+    Mat         As, H;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+    PetscCall(MatGpuMatsGetUpdateCounts(B, &conversions, &values_only));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "converted-once/%s/%s", type, mname));
+    PetscCall(Check(PetscObjectComm((PetscObject)B), conversions == (size > 1 ? 2 : 1) && values_only == 0 ? PETSC_TRUE : PETSC_FALSE, name,
+                    "the first product after MatConvert brought the copies up to date again"));
+    PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &As));
+    PetscCall(MatScale(As, -2.0));
+    for (int inplace = 0; inplace < 2; inplace++) {
+      if (inplace) {
+        PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &H));
+        PetscCall(MatConvert(H, type, MAT_INPLACE_MATRIX, &H));
+      } else PetscCall(MatConvert(A, type, MAT_INITIAL_MATRIX, &H));
+      if (size == 1) { /* one state increase, as small a change as PETSc records */
+        PetscScalar *a;
+        MatInfo      info;
+        PetscCall(MatGetInfo(H, MAT_LOCAL, &info));
+        PetscCall(MatSeqAIJGetArray(H, &a));
+        for (PetscInt k = 0; k < (PetscInt)info.nz_used; k++) a[k] *= -2.0;
+        PetscCall(MatSeqAIJRestoreArray(H, &a));
+      } else PetscCall(MatScale(H, -2.0));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "change-right-after-convert-%s/%s/%s", inplace ? "inplace" : "initial", type, mname));
+      PetscCall(CheckProduct(As, H, name));
+      PetscCall(MatDestroy(&H));
+    }
+    PetscCall(MatDestroy(&As));
+  }
 
   /* in place both ways */
   PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));

@@ -1,11 +1,19 @@
-static char help[] = "Every way of changing an assembled matrix is seen by the next MatMult of every type under test.\n"
+static char help[] = "Every way of changing an assembled matrix is seen by the next MatMult of every type under test, and a change that\n"
+                     "keeps the nonzero pattern moves the values only (-mat_gpumats_values_update auto, the default) or converts in full\n"
+                     "(-mat_gpumats_values_update rebuild).\n"
                      "  -types a,b,c : types under test (default cmrs,sellp,bellpack)\n";
 
 /*
-   The same change is applied to an AIJ reference and to the matrix under test; after each change
-   their products must agree. Changes: values set and added after assembly, a new nonzero (also in
-   the off-diagonal block of another rank), MatZeroRows, MatScale, MatShift, MatDiagonalSet,
-   MatStoreValues/MatRetrieveValues, and direct writes through MatSeqAIJGetArray. MatSetValues
+   The same change is applied to an AIJ reference and to the matrix under test, three times in a
+   row; after each application their products must agree. Changes: values inserted, added, and
+   both (with a flush between), a new nonzero (also in the off-diagonal block of another rank),
+   MatZeroRows without and with MAT_KEEP_NONZERO_PATTERN, MatScale, MatShift, MatDiagonalSet,
+   MatStoreValues/MatRetrieveValues, direct writes through MatSeqAIJGetArray and MatZeroEntries.
+   The first application of a change may alter the pattern (a missing diagonal entry); the second
+   and third of a change that keeps it must then bring the format copies up to date by their values
+   only (MatGpuMatsGetUpdateCounts), or, with -mat_gpumats_values_update rebuild, never so. The
+   matrix under test reads the run's options (-mat_gpumats_reorder, -mat_gpumats_long_rows,
+   -mat_gpumats_values_update) through MatSetFromOptions, as a user's matrix does. MatSetValues
    without re-assembly must make MatMult refuse rather than use a stale copy.
 */
 #include "testmats.h"
@@ -36,6 +44,33 @@ static PetscErrorCode SetValues(Mat A, PetscInt step)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Only inserted, or only added: the diagonal of every 3rd row (and of every 4th). */
+static PetscErrorCode InsertValues(Mat A, PetscInt step)
+{
+  PetscInt rs, re, N;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetSize(A, NULL, &N));
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  re = PetscMin(re, N);
+  for (PetscInt i = rs; i < re; i += 3) PetscCall(MatSetValue(A, i, i, -2.0 - step, INSERT_VALUES));
+  PetscCall(Reassemble(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AddValues(Mat A, PetscInt step)
+{
+  PetscInt rs, re, N;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetSize(A, NULL, &N));
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  re = PetscMin(re, N);
+  for (PetscInt i = rs; i < re; i += 4) PetscCall(MatSetValue(A, i, i, 0.25 * (1 + step), ADD_VALUES));
+  PetscCall(Reassemble(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode NewNonzeros(Mat A, PetscInt step)
 {
   PetscInt rs, re, N;
@@ -49,14 +84,45 @@ static PetscErrorCode NewNonzeros(Mat A, PetscInt step)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Without MAT_KEEP_NONZERO_PATTERN: the rows lose their entries, but for 2 on the diagonal. */
 static PetscErrorCode ZeroRows(Mat A, PetscInt step)
 {
   PetscInt rs, re, rows[4], n = 0;
 
   PetscFunctionBeginUser;
   PetscCall(MatGetOwnershipRange(A, &rs, &re));
-  for (PetscInt i = rs + step; i < re && n < 4; i += 13) rows[n++] = i;
+  for (PetscInt i = rs + step % 13; i < re && n < 4; i += 13) rows[n++] = i;
   PetscCall(MatZeroRows(A, n, rows, 2.0, NULL, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* With MAT_KEEP_NONZERO_PATTERN: the rows keep their entries, as explicit zeros, and a diagonal
+   value (so only rows that have a diagonal entry are zeroed). The pattern stays. */
+static PetscErrorCode ZeroRowsKeep(Mat A, PetscInt step)
+{
+  PetscInt rs, re, rows[4], n = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  for (PetscInt i = rs + step % 11; i < re && n < 4; i += 11) {
+    PetscInt        nc;
+    const PetscInt *cols;
+    PetscBool       has_diagonal = PETSC_FALSE;
+    PetscCall(MatGetRow(A, i, &nc, &cols, NULL));
+    for (PetscInt k = 0; k < nc; k++) has_diagonal = has_diagonal || cols[k] == i;
+    PetscCall(MatRestoreRow(A, i, &nc, &cols, NULL));
+    if (has_diagonal) rows[n++] = i;
+  }
+  PetscCall(MatSetOption(A, MAT_KEEP_NONZERO_PATTERN, PETSC_TRUE));
+  PetscCall(MatZeroRows(A, n, rows, 3.0 + step, NULL, NULL));
+  PetscCall(MatSetOption(A, MAT_KEEP_NONZERO_PATTERN, PETSC_FALSE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ZeroEntries(Mat A, PetscInt step)
+{
+  PetscFunctionBeginUser;
+  PetscCall(MatZeroEntries(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -127,7 +193,7 @@ static PetscErrorCode WriteArray(Mat A, PetscInt step)
   PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
   nz = (PetscInt)info.nz_used;
   PetscCall(MatSeqAIJGetArray(A, &a));
-  for (PetscInt k = 0; k < nz; k += 3) a[k] = 1.0 / (1.0 + k);
+  for (PetscInt k = 0; k < nz; k += 3) a[k] = 1.0 / (1.0 + k + step);
   PetscCall(MatSeqAIJRestoreArray(A, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -161,27 +227,98 @@ static PetscErrorCode UnassembledRefused(Mat B, const char *name)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* This rank's counts of B's copies (MatGpuMatsGetUpdateCounts). */
+typedef struct {
+  PetscInt64 conversions, values_only;
+} Counts;
+
+static PetscErrorCode GetCounts(Mat B, Counts *c)
+{
+  PetscFunctionBeginUser;
+  PetscCall(MatGpuMatsGetUpdateCounts(B, &c->conversions, &c->values_only));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether the change does anything to this matrix (direct array writes are made on one rank only,
+   shifts and diagonals on square matrices only) */
+static PetscBool Sequential(Mat A)
+{
+  PetscMPIInt size;
+  MPI_Comm_size(PetscObjectComm((PetscObject)A), &size);
+  return size == 1 ? PETSC_TRUE : PETSC_FALSE;
+}
+
+/* After the 2nd and 3rd application of a change that keeps the pattern (from `before` to `after`):
+   no conversion and at least one values-only update with -mat_gpumats_values_update auto; no
+   values-only update and at least one conversion with rebuild. */
+static PetscErrorCode CheckPath(Mat B, const Counts *before, const Counts *after, PetscBool rebuild, const char *name)
+{
+  const PetscInt64 conv = after->conversions - before->conversions, vals = after->values_only - before->values_only;
+  PetscBool        ok;
+  char             why[256];
+
+  PetscFunctionBeginUser;
+  if (rebuild) ok = (vals == 0 && conv > 0) ? PETSC_TRUE : PETSC_FALSE;
+  else ok = (conv == 0 && vals > 0) ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(PetscSNPrintf(why, sizeof(why), "%s: %" PetscInt64_FMT " full conversions and %" PetscInt64_FMT " values-only updates on a rank",
+                          rebuild ? "-mat_gpumats_values_update rebuild" : "same pattern", conv, vals));
+  PetscCall(Check(PetscObjectComm((PetscObject)B), ok, name, why));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
-  TypeList    types;
-  const char *mats[]    = {"poisson2d", "random-empty-rows", "rank-without-rows", "blocks3"};
-  const char *cnames[]  = {"set-values", "new-nonzeros", "zero-rows", "scale", "shift", "diagonal-set", "store-retrieve", "write-array"};
-  Change      changes[] = {SetValues, NewNonzeros, ZeroRows, Scale, Shift, DiagonalSet, StoreRetrieve, WriteArray};
+  TypeList       types;
+  const char    *mats[] = {"poisson2d", "random-empty-rows", "rank-without-rows", "blocks3", "sparse-coupling", "dense-row"};
+  const PetscInt repeats = 3;
+  struct {
+    const char *name;
+    Change      change;
+    PetscBool   keeps_pattern;     /* from its 2nd application on */
+    PetscBool (*applies)(Mat);     /* NULL: to every matrix */
+  } changes[] = {
+    {"set-values", SetValues, PETSC_TRUE, NULL},
+    {"insert-values", InsertValues, PETSC_TRUE, NULL},
+    {"add-values", AddValues, PETSC_TRUE, NULL},
+    {"new-nonzeros", NewNonzeros, PETSC_FALSE, NULL},
+    {"zero-rows", ZeroRows, PETSC_FALSE, NULL},
+    {"zero-rows-keep-pattern", ZeroRowsKeep, PETSC_TRUE, NULL},
+    {"scale", Scale, PETSC_TRUE, NULL},
+    {"shift", Shift, PETSC_TRUE, Square},
+    {"diagonal-set", DiagonalSet, PETSC_TRUE, Square},
+    {"store-retrieve", StoreRetrieve, PETSC_TRUE, NULL},
+    {"write-array", WriteArray, PETSC_TRUE, Sequential},
+    {"zero-entries", ZeroEntries, PETSC_TRUE, NULL},
+  };
+  char      mode[64] = "auto";
+  PetscBool rebuild;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscGpuMatsInitialize());
   PetscCall(GetTypeList(&types));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_gpumats_values_update", mode, sizeof(mode), NULL));
+  PetscCall(PetscStrcmp(mode, "rebuild", &rebuild));
   for (size_t m = 0; m < sizeof(mats) / sizeof(mats[0]); m++) {
     for (PetscInt t = 0; t < types.ntypes; t++) {
       Mat  A, B;
       char name[256];
       PetscCall(TestMatrix(PETSC_COMM_WORLD, mats[m], &A));
       PetscCall(MatConvert(A, types.types[t], MAT_INITIAL_MATRIX, &B));
+      PetscCall(MatSetFromOptions(B)); /* the run's -mat_gpumats_* options, as a user's MatSetFromOptions reads them */
       for (size_t c = 0; c < sizeof(changes) / sizeof(changes[0]); c++) {
-        PetscCall(changes[c](A, (PetscInt)c));
-        PetscCall(changes[c](B, (PetscInt)c));
-        PetscCall(PetscSNPrintf(name, sizeof(name), "%s/%s/%s", cnames[c], types.types[t], mats[m]));
-        PetscCall(Compare(A, B, name));
+        Counts before, after;
+        for (PetscInt r = 0; r < repeats; r++) {
+          const PetscInt step = 16 * (PetscInt)c + r; /* each application its own values, rows or columns */
+          if (r == 1) PetscCall(GetCounts(B, &before));
+          PetscCall(changes[c].change(A, step));
+          PetscCall(changes[c].change(B, step));
+          PetscCall(PetscSNPrintf(name, sizeof(name), "%s#%" PetscInt_FMT "/%s/%s", changes[c].name, r + 1, types.types[t], mats[m]));
+          PetscCall(Compare(A, B, name));
+        }
+        if (!changes[c].keeps_pattern || (changes[c].applies && !changes[c].applies(B))) continue;
+        PetscCall(GetCounts(B, &after));
+        PetscCall(PetscSNPrintf(name, sizeof(name), "%s-path/%s/%s", changes[c].name, types.types[t], mats[m]));
+        PetscCall(CheckPath(B, &before, &after, rebuild, name));
       }
       PetscCall(PetscSNPrintf(name, sizeof(name), "unassembled-refused/%s/%s", types.types[t], mats[m]));
       PetscCall(UnassembledRefused(B, name));

@@ -34,6 +34,20 @@ public:
     dev_ = autosel::csr_to_device(A);
 #endif
   }
+  std::unique_ptr<FormatOperator> build_like(const CsrIn &B, PetscInt bs, bool device) const override
+  {
+    auto o = std::make_unique<CsrOperator>();
+    o->build(B, bs, device);
+    return o;
+  }
+  Scalar *values(std::int64_t *count) override
+  {
+    *count = 0;
+#if GPUMATS_HAVE_CUDA
+    if (dev_) return dev_->values(count);
+#endif
+    return nullptr;
+  }
   void clear() override
   {
 #if GPUMATS_HAVE_CUDA
@@ -102,11 +116,9 @@ public:
 
   std::unique_ptr<FormatOperator> clone_parameters() const override
   {
-    auto o          = std::make_unique<AutoOperator>();
-    o->trial        = trial;
-    o->stream_loads = stream_loads;
-    o->reorder_rcm  = reorder_rcm;
-    o->long_rows    = long_rows;
+    auto o   = std::make_unique<AutoOperator>();
+    o->trial = trial;
+    copy_settings_to(*o);
     return o;
   }
   PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm, PetscBool *changed) override
@@ -157,6 +169,17 @@ public:
     report_ = explain(c, pick, banded);
     chosen_ = std::move(c[pick].op);
     name_   = c[pick].name;
+  }
+  // the format picked for the copy, with its parameters: nothing is weighed or timed again
+  std::unique_ptr<FormatOperator> build_like(const CsrIn &B, PetscInt bs, bool device) const override
+  {
+    if (!chosen_) throw std::logic_error("autocuda: build_like before a build");
+    return chosen_->build_like(B, bs, device);
+  }
+  Scalar *values(std::int64_t *count) override
+  {
+    *count = 0;
+    return chosen_ ? chosen_->values(count) : nullptr;
   }
   void clear() override
   {
@@ -221,6 +244,7 @@ double AutoOperator::time_spmv(const FormatOperator &op, std::int64_t m, std::in
     void        spmv(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { op.mult_device(x, ep, stream); }
     void        spmv_transpose(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { op.mult_transpose_device(x, ep, stream); }
     std::size_t bytes() const override { return op.device_bytes(); }
+    Scalar     *values(std::int64_t *) override { throw std::logic_error("the trial's timing adapter holds no values of its own"); }
   } adapter(op);
   return autosel::time_spmv(adapter, m, n, 3, 10, nullptr);
 }

@@ -106,6 +106,14 @@ public:
                  "cusparseSpMV (transpose)");
   }
   std::size_t bytes() const override { return row_ptr.bytes() + col.bytes() + val.bytes(); }
+  V *values(std::int64_t *count) override
+  {
+    // the analysis of cusparseSpMV_preprocess is redone at the next product: new values must not
+    // meet what it may have derived from the old ones
+    prepared = false;
+    *count   = nnz;
+    return val.template as<V>();
+  }
 };
 
 } // namespace

@@ -148,6 +148,11 @@ public:
     cuda::check_launch("BELLPACK transpose SpMV kernel");
   }
   std::size_t bytes() const override { return part_ptr.bytes() + bcol.bytes() + val.bytes() + perm.bytes(); }
+  V *values(std::int64_t *count) override
+  {
+    *count = this->footprint.stored; // values are separate from the indices: a gather refills them
+    return val.template as<V>();
+  }
 };
 
 // Walks the distinct block columns of block row `I` in ascending order by merging its r sorted

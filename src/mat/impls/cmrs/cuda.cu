@@ -126,6 +126,11 @@ public:
     cuda::check_launch("CMRS transpose SpMV kernel");
   }
   std::size_t bytes() const override { return strip_ptr.bytes() + col.bytes() + val.bytes(); }
+  V *values(std::int64_t *count) override
+  {
+    *count = this->footprint.stored; // values are separate from the indices: a gather refills them
+    return val.template as<V>();
+  }
 };
 
 // One thread per row: writes the row's entries, packed, at their place in the (padded) strip.

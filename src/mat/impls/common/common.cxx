@@ -137,7 +137,16 @@ const char *TransposeModeName(TransposeMode m)
   return names[int(m)];
 }
 
-PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, TransposeMode *transpose, OptionItems, PetscBool *changed)
+const char *ValuesUpdateName(ValuesUpdate m)
+{
+  static const char *const names[] = {"auto", "rebuild"};
+  return names[int(m)];
+}
+
+PetscLogEvent values_event = 0;
+
+PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, TransposeMode *transpose, ValuesUpdate *values, OptionItems,
+                                 PetscBool *changed)
 {
   PetscFunctionBegin;
   // -help lists these under the type's own heading and manual page (MATSELLPCUDA, ...)
@@ -156,6 +165,8 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   PetscBool   set_k;
   const char *transposes[] = {TransposeModeName(TransposeMode::kAuto), TransposeModeName(TransposeMode::kExplicit), TransposeModeName(TransposeMode::kImplicit)};
   PetscInt    tm           = PetscInt(*transpose);
+  const char *updates[]    = {ValuesUpdateName(ValuesUpdate::kAuto), ValuesUpdateName(ValuesUpdate::kRebuild)};
+  PetscInt    vu           = PetscInt(*values);
   PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, head.c_str(), "Mat");
   PetscCall(op.set_from_options(PetscOptionsObject, PetscObjectComm((PetscObject)A), changed));
   PetscCall(PetscOptionsEList("-mat_gpumats_loads", "GPU loads of the matrix arrays: stream (evict-first, the caches keep x) or cached", man.c_str(), loads, 2,
@@ -170,8 +181,13 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
                               "stored copy, with atomics on the GPU; no second copy), or auto (explicit where MAT_FORM_EXPLICIT_TRANSPOSE is set, as GAMG does on "
                               "the prolongators it repartitions; implicit otherwise)",
                               man.c_str(), transposes, 3, transposes[tm], &tm, NULL));
+  PetscCall(PetscOptionsEList("-mat_gpumats_values_update",
+                              "A change that keeps the nonzero pattern (reassembly, MatScale, MatZeroRows with MAT_KEEP_NONZERO_PATTERN, ...): auto (refill the "
+                              "format copy's values only, through a slot map made at the first such change) or rebuild (convert in full)",
+                              man.c_str(), updates, 2, updates[vu], &vu, NULL));
   PetscOptionsEnd();
   *transpose = TransposeMode(tm);
+  *values    = ValuesUpdate(vu);
   PetscCheck(K >= -1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_gpumats_long_rows %" PetscInt_FMT " is invalid: use a row length >= 1, 0 (never split rows) or -1 (chosen per matrix)", K);
   if (set_k && K != op.long_rows) {
@@ -186,6 +202,8 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
     op.reorder_rcm = o == 1;
     *changed       = PETSC_TRUE;
   }
+  // a copy built with the old parameters must not be refilled as if it had the new ones
+  if (*changed) op.forget_pattern();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -230,6 +248,7 @@ void Reordering::build(const std::vector<std::int32_t> &order, bool device)
     dev_x_.resize(std::size_t(n) * sizeof(Scalar));
     dev_y_.resize(std::size_t(n) * sizeof(Scalar));
 #endif
+    order_ = order; // (only for a values-only update's slot build)
   } else {
     order_   = order;
     inverse_ = inverse;
@@ -337,6 +356,70 @@ void LongRowTail::build(RowTail<Scalar> &&tail, bool device)
 
 void LongRowTail::clear() { *this = LongRowTail{}; }
 
+Scalar *LongRowTail::values(bool device)
+{
+#if GPUMATS_HAVE_CUDA
+  if (device) return dev_val_.as<Scalar>();
+#endif
+  (void)device;
+  return host_.val.data();
+}
+
+void ValueSlots::build(const Scalar *format, std::int64_t n, const std::vector<std::int32_t> &tail, std::int64_t nnz, bool device, void *stream)
+{
+  clear();
+  if (device) {
+#if GPUMATS_HAVE_CUDA
+    dev_format_.resize(std::size_t(n) * sizeof(std::int32_t));
+    cuda::slots_from_values(format, n, dev_format_.as<std::int32_t>(), stream);
+    dev_tail_ = cuda::upload(tail.data(), tail.size());
+    dev_csr_.resize(std::size_t(nnz) * sizeof(Scalar));
+    cuda::synchronize(stream); // the slot build's copy, whose values the kernel reads, goes when we return
+#endif
+  } else {
+    format_.resize(std::size_t(n));
+    slots_from_values(format, n, format_.data());
+    tail_ = tail;
+  }
+  nformat_ = n, ntail_ = std::int64_t(tail.size()), nnz_ = nnz;
+  ready_   = true;
+}
+
+void ValueSlots::clear() { *this = ValueSlots{}; }
+
+std::size_t ValueSlots::bytes() const
+{
+  if (!ready_) return 0;
+  std::size_t b = sizeof(std::int32_t) * std::size_t(nformat_ + ntail_);
+#if GPUMATS_HAVE_CUDA
+  b += dev_csr_.bytes();
+#endif
+  return b;
+}
+
+void ValueSlots::gather(const Scalar *csr, std::int64_t nnz, Scalar *format, std::int64_t n, Scalar *tail, std::int64_t ntail, bool device, void *stream)
+{
+  if (!ready_ || n != nformat_ || ntail != ntail_ || nnz != nnz_)
+    throw std::logic_error("values-only update: the copy holds " + std::to_string(n) + " + " + std::to_string(ntail) + " values of " + std::to_string(nnz) +
+                           " nonzeros, its slot maps were made for " + std::to_string(nformat_) + " + " + std::to_string(ntail_) + " of " + std::to_string(nnz_));
+  if (device) {
+#if GPUMATS_HAVE_CUDA
+    // A plain copy on the current stream: the CSR values live in PETSc's pageable SeqAIJ array,
+    // which PETSc may reallocate or free at any time (new nonzeros, MatSeqAIJ*Preallocation,
+    // MatDestroy), so it cannot be registered as pinned memory safely. The synchronisation makes the
+    // copy current when we return (PETSc's next product may run on another stream) and lets the
+    // host change csr at once even where the array happens to be pinned.
+    if (nnz) cuda::copy_to_device(dev_csr_.get(), csr, std::size_t(nnz) * sizeof(Scalar), stream);
+    cuda::gather_values(format, dev_csr_.as<Scalar>(), dev_format_.as<std::int32_t>(), n, stream);
+    cuda::gather_values(tail, dev_csr_.as<Scalar>(), dev_tail_.as<std::int32_t>(), ntail, stream);
+    cuda::synchronize(stream);
+#endif
+  } else {
+    gather_values(format, csr, format_.data(), n);
+    gather_values(tail, csr, tail_.data(), ntail);
+  }
+}
+
 void LongRowTail::apply(const Scalar *x, Scalar *y, Scalar alpha, bool device, void *stream) const
 {
   if (!nrows_) return;
@@ -369,45 +452,76 @@ void LongRowTail::apply_transpose(const Scalar *x, Scalar *y, Scalar alpha, bool
   }
 }
 
-void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, PetscInt block_size, bool device, bool compress_rows)
+CsrIn FormatOperator::stage(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, bool compress_rows, Staged &s)
 {
+  if (compress_rows && (!order.empty() || split_at)) throw std::logic_error("row compression of a renumbered or split block");
+  CsrIn B = A;
+  if (compress_rows) {
+    s.C = gpumats::compress_rows<PetscInt>(A, s.rows);
+    B   = s.C.view();
+  }
+  if (!order.empty()) {
+    s.P = permute<PetscInt>(A, order);
+    B   = s.P.view();
+  }
+  if (split_at) {
+    split_rows<PetscInt>(B, split_at, s.H, s.T);
+    B = s.H.view();
+  }
+  return B;
+}
+
+void FormatOperator::clear_all()
+{
+  clear();
   reorder_.clear();
   tail_.clear();
   rowmap_.clear();
+  slots_.clear();
+  pattern          = BlockPattern{};
   total_footprint_ = Footprint{};
-  if (compress_rows && (!order.empty() || split_at)) throw std::logic_error("row compression of a renumbered or split block");
+}
+
+void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, PetscInt block_size, bool device, bool compress_rows)
+{
+  clear_all();
   try {
-    Csr<Scalar, PetscInt> P, H, C; // the block in the copy's order; the head of its rows after a split; its rows with entries
-    std::vector<std::int32_t> rows; // where C's rows sit in A
-    CsrIn                 B = A;
-    if (compress_rows) {
-      C = gpumats::compress_rows<PetscInt>(A, rows);
-      B = C.view();
-    }
-    if (!order.empty()) {
-      P = permute<PetscInt>(A, order);
-      B = P.view();
-    }
-    if (split_at) {
-      RowTail<Scalar> T;
-      split_rows<PetscInt>(B, split_at, H, T);
-      B = H.view();
-      tail_.build(std::move(T), device);
-    }
+    Staged      s;
+    const CsrIn B = stage(A, order, split_at, compress_rows, s);
+    if (split_at) tail_.build(std::move(s.T), device);
     build(B, block_size, device);
     if (!order.empty()) reorder_.build(order, device);
-    if (compress_rows) rowmap_.build(rows, A.nrows, device);
+    if (compress_rows) rowmap_.build(s.rows, A.nrows, device);
     total_footprint_ = footprint();
     total_footprint_.add_part(tail_.footprint());
     if (compress_rows) total_footprint_.add_part(rowmap_.footprint()).rows = A.nrows; // the copy stands for the whole block
   } catch (...) {
-    clear();
-    reorder_.clear();
-    tail_.clear();
-    rowmap_.clear();
-    total_footprint_ = Footprint{};
+    clear_all();
     throw;
   }
+}
+
+bool FormatOperator::update_values(const CsrIn &A, PetscInt block_size, bool device, void *stream)
+{
+  const std::int64_t nnz = A.nnz();
+  if (!slots_.ready()) {
+    if (!slot_map_exact<Scalar>(nnz)) return false;
+    // the slot build: the same block with its positions + 1 as values, through the same order,
+    // split and row compression, into a copy of the same format and parameters
+    std::vector<Scalar> storage;
+    Staged              s;
+    const CsrIn         B    = stage(slot_csr(A, storage), reorder_.order(), tail_.split_at(), rowmap_.active(), s);
+    const auto          copy = build_like(B, block_size, device);
+    std::int64_t        n    = 0;
+    const Scalar       *v    = copy->values(&n);
+    std::vector<std::int32_t> tail(s.T.val.size());
+    slots_from_values(s.T.val.data(), std::int64_t(tail.size()), tail.data());
+    slots_.build(v, n, tail, nnz, device, stream);
+  }
+  std::int64_t  n   = 0;
+  Scalar *const val = values(&n);
+  slots_.gather(nnz ? A.val + A.row_ptr[0] : A.val, nnz, val, n, tail_.values(device), tail_.nnz(), device, stream);
+  return true;
 }
 
 void FormatOperator::apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream) { run(x, ep, device, stream, false); }
@@ -446,16 +560,34 @@ std::string FormatOperator::glue_notes() const
   return s;
 }
 
-PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed)
+namespace {
+// The record of what op would be built from now (see BlockPattern)
+PetscErrorCode PatternOf(Mat block, PetscInt m, PetscInt n, const PetscInt *ia, const PetscInt *ja, PetscInt block_size, bool diagonal, BlockPattern *p)
+{
+  PetscFunctionBegin;
+  p->valid = true;
+  PetscCall(PetscObjectGetId((PetscObject)block, &p->block));
+  PetscCall(MatGetNonzeroState(block, &p->nonzero_state));
+  p->row_ptr = ia, p->col_ind = ja;
+  p->rows = m, p->cols = n, p->nnz = m ? ia[m] - ia[0] : 0, p->block_size = block_size;
+  p->diagonal = diagonal;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+} // namespace
+
+PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed,
+                               ValuesUpdate values, UpdateCounts *counts)
 {
   const PetscInt           *ia, *ja;
   const PetscScalar        *aa;
   PetscInt                  m, n;
   PetscBool                 done;
   std::vector<std::int32_t> order; // the RCM order of a renumbered copy
+  BlockPattern              now;
+  const char               *full = nullptr; // why the copy is converted in full
+  void                     *stream = nullptr;
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(f.convert_event, block, 0, 0, 0));
   PetscCall(MatGetSize(block, &m, &n));
   const bool reorder = op.reorder_rcm && diagonal && !transposed && m == n && m > 0;
   PetscCheck(!reorder || m <= (PetscInt)std::numeric_limits<std::int32_t>::max(), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
@@ -463,26 +595,57 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   PetscCall(MatGetRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ did not return the CSR of a SeqAIJ block");
   PetscCall(MatSeqAIJGetArrayRead(block, &aa));
-  const CsrIn    A{m, n, ia, ja, aa};
-  PetscErrorCode err = reorder ? RcmOrder(m, ia, ja, aa, order) : PETSC_SUCCESS;
-  if (!err) err = guarded(PETSC_COMM_SELF, device ? "converting to the GPU format" : "converting to the host format", [&] {
-    Csr<PetscScalar, PetscInt> T; // the copy for products with A^T holds A^T's rows (A's columns)
-    CsrIn                      B = A;
-    if (transposed) {
-      T = transpose<PetscInt>(A);
-      B = T.view();
+  const CsrIn A{m, n, ia, ja, aa};
+  PetscCall(PatternOf(block, m, n, ia, ja, block_size, diagonal, &now));
+  if (transposed) full = "a transposed copy";
+  else if (values == ValuesUpdate::kRebuild) full = "-mat_gpumats_values_update rebuild";
+  else if (!op.pattern.valid) full = "no copy of this block with these parameters yet";
+  else if (!op.pattern.same(now)) full = "the nonzero pattern changed";
+  if (device) PetscCall(CurrentStream(&stream));
+
+  PetscErrorCode err = PETSC_SUCCESS;
+  if (!full) { // the copy's structure is right: only the values move
+    bool              exact = true;
+    const std::size_t had   = op.slot_bytes();
+    PetscCall(PetscLogEventBegin(values_event, block, 0, 0, 0));
+    err = guarded(PETSC_COMM_SELF, device ? "updating the values of the GPU format" : "updating the values of the host format",
+                  [&] { exact = op.update_values(A, block_size, device, stream); });
+    if (!err && exact && device) err = PetscLogCpuToGpu((PetscLogDouble)(A.nnz() * sizeof(PetscScalar)));
+    PetscCall(PetscLogEventEnd(values_event, block, 0, 0, 0));
+    if (err) op.forget_pattern(); // its values may be half refilled: the next change converts in full
+    else if (exact) {
+      if (counts) counts->values_only++;
+      PetscCall(PetscInfo(block, "%s copy: values only, the nonzero pattern being unchanged since it was built: %" PetscInt64_FMT " CSR values gathered%s\n", f.title,
+                          (PetscInt64)A.nnz(), had ? "" : " (slot maps made now)"));
+    } else full = "the slot map of this many entries would not be exact in this scalar type";
+  }
+  if (full && !err) {
+    PetscCall(PetscLogEventBegin(f.convert_event, block, 0, 0, 0));
+    err = reorder ? RcmOrder(m, ia, ja, aa, order) : PETSC_SUCCESS;
+    if (!err) err = guarded(PETSC_COMM_SELF, device ? "converting to the GPU format" : "converting to the host format", [&] {
+      Csr<PetscScalar, PetscInt> T; // the copy for products with A^T holds A^T's rows (A's columns)
+      CsrIn                      B = A;
+      if (transposed) {
+        T = transpose<PetscInt>(A);
+        B = T.view();
+      }
+      // the split depends on the row lengths only, which the renumbering merely reorders
+      const std::int64_t split_at = diagonal ? choose_split(op.long_rows, B, !f.split_long_rows) : 0;
+      // an off-diagonal block keeps its rows with entries only where most rows have none
+      const bool compress = !diagonal && !transposed && worth_compressing_rows(B);
+      op.build_copy(B, order, split_at, block_size, device, compress);
+    });
+    if (!err) {
+      if (!transposed) op.pattern = now; // (a transposed copy is never refilled: it goes when the matrix changes)
+      if (counts) counts->conversions++;
+      if (device) err = PetscLogCpuToGpu((PetscLogDouble)(A.nnz() * (sizeof(PetscScalar) + sizeof(PetscInt)) + (m + 1) * sizeof(PetscInt)));
     }
-    // the split depends on the row lengths only, which the renumbering merely reorders
-    const std::int64_t split_at = diagonal ? choose_split(op.long_rows, B, !f.split_long_rows) : 0;
-    // an off-diagonal block keeps its rows with entries only where most rows have none
-    const bool compress = !diagonal && !transposed && worth_compressing_rows(B);
-    op.build_copy(B, order, split_at, block_size, device, compress);
-  });
+    PetscCall(PetscLogEventEnd(f.convert_event, block, 0, 0, 0));
+    if (!err) PetscCall(PetscInfo(block, "%s copy: converted in full: %s\n", f.title, full));
+  }
   PetscCall(MatSeqAIJRestoreArrayRead(block, &aa));
   PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCall(err);
-  if (device) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(A.nnz() * (sizeof(PetscScalar) + sizeof(PetscInt)) + (m + 1) * sizeof(PetscInt))));
-  PetscCall(PetscLogEventEnd(f.convert_event, block, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -496,6 +659,20 @@ PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char 
                                            " stored entries (fill ratio %.3f), %.4g MB (CSR: %.4g MB)\n",
                                    (PetscInt64)fp.rows, (PetscInt64)fp.cols, (PetscInt64)fp.nnz, (PetscInt64)fp.stored, fp.fill_ratio(),
                                    fp.total_bytes() / 1e6, csr_bytes(fp.rows, fp.nnz, sizeof(PetscScalar)) / 1e6));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ViewUpdates(PetscViewer viewer, ValuesUpdate mode, const UpdateCounts &counts, double slot_bytes)
+{
+  char text[256];
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(text, sizeof(text),
+                          "  same-pattern changes: %s (-mat_gpumats_values_update %s); so far %" PetscInt64_FMT " full conversion%s, %" PetscInt64_FMT
+                          " values-only update%s; slot maps %.4g MB\n",
+                          mode == ValuesUpdate::kAuto ? "values only" : "converted in full", ValuesUpdateName(mode), counts.conversions,
+                          counts.conversions == 1 ? "" : "s", counts.values_only, counts.values_only == 1 ? "" : "s", slot_bytes / 1e6));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "%s", text)); // one call: each one indents its text anew
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/csr.hpp"
 #include "core/transform.hpp"
+#include "core/values.hpp"
 #include "registry.hpp"
 #if GPUMATS_HAVE_CUDA
   #include "cuda/device.hpp"
@@ -49,6 +50,9 @@ public:
   void build(const std::vector<std::int32_t> &order, bool device);
   void clear();
   bool active() const { return n_ > 0; }
+  // the order, on the host also for device copies: a values-only update renumbers its slot build
+  // the same way (empty when not active)
+  const std::vector<std::int32_t> &order() const { return order_; }
   // ep applied to the block's product with x, where product(xc, epc) applies epc to the copy's
   // product with xc, both in the copy's order (defined in common.cxx, its one user)
   template <class Product>
@@ -80,6 +84,8 @@ public:
   // y += alpha * T^T x, T the tail's entries: each adds alpha*v*x[its row] to y[its column]
   // (atomics on the GPU, where tail rows share columns)
   void apply_transpose(const Scalar *x, Scalar *y, Scalar alpha, bool device, void *stream) const;
+  // its nnz() values, on the host or the GPU as built: what a values-only update refills
+  Scalar *values(bool device);
 
 private:
   std::int64_t    split_at_ = 0, nrows_ = 0;
@@ -122,6 +128,56 @@ private:
 #endif
 };
 
+// The slot maps of one copy for values-only updates (core/values.hpp): for every stored value of
+// the format and of its long-row tail, the position of the block's CSR value it holds, or -1 for
+// the layout's own zeros, on the host or on the GPU as the copy, and on the GPU the buffer the CSR
+// values are uploaded into. Made at the first values-only update after a conversion (so the
+// conversion itself costs nothing more), kept until the next one: 4 bytes per stored entry, plus
+// on the GPU one CSR value per nonzero.
+class ValueSlots {
+public:
+  // format: the value array of the copy built from core/values.hpp's slot_csr (n entries, where
+  // the copy lives); tail: the tail's slots; nnz: the CSR's entries
+  void build(const Scalar *format, std::int64_t n, const std::vector<std::int32_t> &tail, std::int64_t nnz, bool device, void *stream);
+  void clear();
+  bool        ready() const { return ready_; }
+  std::size_t bytes() const;
+  // format[p] = csr[slot[p]] (0 where the slot is -1) for the format's n values and the tail's
+  // ntail, csr being the block's nnz CSR values on the host from its first entry on. On the GPU
+  // they are uploaded on `stream` and gathered there; it returns with the copy current (a
+  // synchronisation, so the host may change csr at once). Throws std::logic_error if the sizes are
+  // not the ones the maps were made for.
+  void gather(const Scalar *csr, std::int64_t nnz, Scalar *format, std::int64_t n, Scalar *tail, std::int64_t ntail, bool device, void *stream);
+
+private:
+  bool                      ready_ = false;
+  std::int64_t              nformat_ = 0, ntail_ = 0, nnz_ = 0;
+  std::vector<std::int32_t> format_, tail_;
+#if GPUMATS_HAVE_CUDA
+  cuda::Buffer dev_format_, dev_tail_, dev_csr_;
+#endif
+};
+
+// What a format copy was built from: the SeqAIJ block (its id), that block's nonzero state (which
+// PETSc moves whenever the pattern changes: new nonzeros, MatZeroRows without
+// MAT_KEEP_NONZERO_PATTERN; aijcusparse relies on it the same way), its CSR index arrays (the
+// same arrays while PETSc keeps the pattern: a cheap second guard), and what the glue decided
+// from them. Equal records mean the copy's structure is still right and only values may differ.
+struct BlockPattern {
+  bool             valid = false;
+  PetscObjectId    block = -1;
+  PetscObjectState nonzero_state = -1;
+  const PetscInt  *row_ptr = nullptr, *col_ind = nullptr;
+  PetscInt         rows = -1, cols = -1, nnz = -1, block_size = -1;
+  bool             diagonal = false;
+
+  bool same(const BlockPattern &o) const
+  {
+    return valid && o.valid && block == o.block && nonzero_state == o.nonzero_state && row_ptr == o.row_ptr && col_ind == o.col_ind && rows == o.rows &&
+           cols == o.cols && nnz == o.nnz && block_size == o.block_size && diagonal == o.diagonal;
+  }
+};
+
 // One format copy of one CSR block (the whole matrix for Seq types, the diagonal or the
 // off-diagonal block for MPI types), on the host or on the GPU, with its parameters. The format
 // is the subclass's (build, mult_*); what the glue adds around it (renumbering, long-row tail) and
@@ -136,11 +192,32 @@ public:
   // -1: chosen per matrix (choose_split); 0: never
   PetscInt long_rows = -1;
 
+  // The block and pattern the copy was built from (BuildFromSeqAIJ records it); not valid before
+  // the first conversion, after a failed one, and once the parameters changed (forget_pattern)
+  BlockPattern pattern;
+
   // Builds the copy of block A: renumbered by `order` unless it is empty (new position ->
   // original row and column), its rows cut after split_at entries unless that is 0, or (for
   // blocks that are neither, the off-diagonal ones) with compress_rows its rows with entries only
   // (RowMap). Throws like build(), and then holds nothing.
   void build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, PetscInt block_size, bool device, bool compress_rows = false);
+  // Refills the values of the copy build_copy made, from A: the block as handed to build_copy then
+  // (same structure, new values). Renumbering, split and row map stay; the format's values and the
+  // tail's are gathered through the slot maps (ValueSlots), made at the first call after a
+  // conversion by building the copy once more from slot values (core/values.hpp), with the same
+  // order, split, row map and resolved parameters. On the host or the GPU, as the copy; returns
+  // with the copy current. false, and the copy untouched: the slot build cannot be exact in this
+  // scalar type (a float PETSc and more than 2^24 entries), and the caller converts in full. Throws
+  // like build_copy, and then the copy must be converted anew (its values may be half refilled).
+  bool update_values(const CsrIn &A, PetscInt block_size, bool device, void *stream);
+  // after new parameters or a failed update: the next change converts in full
+  void forget_pattern()
+  {
+    pattern = BlockPattern{};
+    slots_.clear();
+  }
+  // bytes of the slot maps held (0 until the first values-only update)
+  std::size_t slot_bytes() const { return slots_.bytes(); }
   // out = ep(A x) through the renumbering, the format and the tail; throws like mult_*
   void apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream);
   // out = ep(A^T x) (out and in: the block's columns; x: its rows) from this same copy, without a
@@ -159,6 +236,13 @@ public:
   virtual PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm comm, PetscBool *changed) = 0;
   // (re)builds from a CSR block; throws FormatError or cuda::DeviceError and then holds nothing
   virtual void build(const CsrIn &A, PetscInt block_size, bool device) = 0;
+  // A copy of B with exactly the format and parameters this built copy has, nothing chosen anew
+  // (BELLPACK's choice costs a pass of sampling, and autocuda's may rest on timings): the slot
+  // build of update_values
+  virtual std::unique_ptr<FormatOperator> build_like(const CsrIn &B, PetscInt block_size, bool device) const = 0;
+  // The format's value array, where the copy lives (host or GPU), and its length: what a values-only
+  // update overwrites. Null (and 0) when nothing is built.
+  virtual Scalar *values(std::int64_t *count) = 0;
   virtual void clear()                                                 = 0;
   virtual void mult_host(const Scalar *x, const Epilogue<Scalar> &ep) const = 0;
   // the implicit product with the transpose of what was built (out: its columns, x: its rows)
@@ -177,13 +261,34 @@ public:
   virtual std::string parameters() const = 0; // the chosen parameters, for -mat_view and benchmarks
   virtual std::size_t device_bytes() const = 0;
 
+protected:
+  // the glue's settings (stream_loads, reorder_rcm, long_rows) copied into a clone
+  void copy_settings_to(FormatOperator &o) const
+  {
+    o.stream_loads = stream_loads;
+    o.reorder_rcm  = reorder_rcm;
+    o.long_rows    = long_rows;
+  }
+
 private:
+  // The CSRs a block goes through before the format sees it (build_copy's order, split and row
+  // compression), kept alive while the format is built from the last of them.
+  struct Staged {
+    Csr<Scalar, PetscInt>     P, H, C; // the block in the copy's order; the head of its rows after a split; its rows with entries
+    RowTail<Scalar>           T;       // the tail of the split
+    std::vector<std::int32_t> rows;    // where C's rows sit in A
+  };
+  // The CSR the format is built from: A through the order, the split and the row compression
+  static CsrIn stage(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, bool compress_rows, Staged &s);
   // apply (transpose false) and apply_transpose (true)
   void run(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream, bool transpose);
+  // drops the format's copy and the glue's parts
+  void clear_all();
 
   Reordering  reorder_;
   LongRowTail tail_;
   RowMap      rowmap_;
+  ValueSlots  slots_;
   Footprint   total_footprint_{};
 };
 
@@ -233,6 +338,21 @@ inline bool UseExplicitTranspose(TransposeMode mode, bool form_explicit_transpos
   return mode == TransposeMode::kExplicit;
 }
 
+// What a change of the matrix that keeps its nonzero pattern does to the format copies
+// (-mat_gpumats_values_update): auto refills their values only (FormatOperator::update_values);
+// rebuild converts them in full, as a change of pattern does.
+enum class ValuesUpdate { kAuto = 0, kRebuild = 1 };
+const char *ValuesUpdateName(ValuesUpdate m); // "auto", "rebuild"
+// This rank's format copies converted in full and refilled by values only, since the matrix
+// became the type (an MPI matrix counts its diagonal and off-diagonal blocks each; transposed
+// copies are not counted): what MatGpuMatsGetUpdateCounts reports and -mat_view prints.
+struct UpdateCounts {
+  PetscInt64 conversions = 0, values_only = 0;
+};
+// The -log_view event of values-only updates, "GpuMatsValues" (a conversion logs its format's
+// <FORMAT>Convert event)
+extern PetscLogEvent values_event;
+
 // Checks that this build of the plug-in can run `device` types of format f; a clear error otherwise.
 PetscErrorCode CheckSupported(Mat A, const FormatInfo &f, bool device);
 // Makes the GPU of this rank current, once: PETSc's choice when PETSc has CUDA (its vectors live
@@ -243,18 +363,28 @@ PetscErrorCode DeviceDescription(std::string *s);
 // The CUDA stream PETSc's vector operations use, so kernels are ordered with them.
 PetscErrorCode CurrentStream(void **stream);
 // Reads the format's options for A (from SetFromOptions): the format's own and the glue's into op,
-// -mat_gpumats_transpose into *transpose (which changes no copy, so it does not set *changed).
-PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, TransposeMode *transpose, OptionItems PetscOptionsObject,
-                                 PetscBool *changed);
-// Builds op from a SeqAIJ block, logging the conversion and the upload; the block stays untouched.
+// -mat_gpumats_transpose into *transpose and -mat_gpumats_values_update into *values (which change
+// no copy, so they do not set *changed). New parameters make op forget its pattern.
+PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, TransposeMode *transpose, ValuesUpdate *values,
+                                 OptionItems PetscOptionsObject, PetscBool *changed);
+// Brings op up to date with a SeqAIJ block, logging what it does (-log_view, -info); the block
+// stays untouched. With values auto, and op built from this block with its nonzero pattern still
+// (op.pattern), only the values move (FormatOperator::update_values, event GpuMatsValues);
+// otherwise, or where that cannot be exact, op is converted in full (event <FORMAT>Convert).
+// counts (may be null) counts which one it was.
 // diagonal: the block is a diagonal block (its columns are the rows' own unknowns), so
 // -mat_gpumats_reorder may renumber both, and -mat_gpumats_long_rows may split its rows; an
 // off-diagonal block (not diagonal, not transposed) keeps its rows with entries only where at most
 // half of its rows have any (RowMap).
-// transposed: op becomes the copy of the block's transpose (for products with A^T), not renumbered.
-PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed = false);
+// transposed: op becomes the copy of the block's transpose (for products with A^T), not renumbered,
+// and always converted in full (it is dropped when the matrix changes and made again when needed).
+PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed = false,
+                               ValuesUpdate values = ValuesUpdate::kRebuild, UpdateCounts *counts = nullptr);
 // Prints the -mat_view ::ascii_info lines of one format copy.
 PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char *what, const FormatOperator &op, bool device);
+// Prints the -mat_view ::ascii_info line of same-pattern changes: the mode, the counts (of all
+// ranks, for MPI types) and the bytes of the slot maps held.
+PetscErrorCode ViewUpdates(PetscViewer viewer, ValuesUpdate mode, const UpdateCounts &counts, double slot_bytes);
 // Prints the -mat_view ::ascii_info line of the transpose products: the mode, the path it takes now
 // (hint: MAT_FORM_EXPLICIT_TRANSPOSE), and the transposed copies held (`held` of them, `stored`
 // entries and `bytes` in all; held == 0: none).

@@ -60,6 +60,7 @@ struct MpiData final : TypeData {
 
 MpiData *Mpi(Mat A) { return static_cast<MpiData *>(Data(A)); }
 
+// (a transposed copy is always converted in full, and not counted: see BuildFromSeqAIJ)
 PetscErrorCode UpdateBlock(Mat A, Mat block, BlockCopy &copy, bool diagonal, bool transposed = false)
 {
   MpiData *d = Mpi(A);
@@ -67,7 +68,8 @@ PetscErrorCode UpdateBlock(Mat A, Mat block, BlockCopy &copy, bool diagonal, boo
 
   PetscFunctionBegin;
   PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(copy.update(block, *d->info, *d->proto, d->device, bs, diagonal, transposed));
+  PetscCall(copy.update(block, *d->info, *d->proto, d->device, bs, diagonal, transposed, transposed ? ValuesUpdate::kRebuild : d->values_update,
+                        transposed ? nullptr : &d->updates));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -323,6 +325,7 @@ PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
   PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, MatDuplicateOption, Mat *)>(kDuplicate, A, op, B));
   Mpi(*B)->proto     = Mpi(A)->proto->clone_parameters();
   Mpi(*B)->transpose = Mpi(A)->transpose;
+  Mpi(*B)->values_update = Mpi(A)->values_update;
   Mpi(*B)->overlap   = Mpi(A)->overlap;
   if (Mpi(*B)->exchange != Mpi(A)->exchange) { // B was set up for the options' exchange, not A's
     Mpi(*B)->exchange = Mpi(A)->exchange;
@@ -409,6 +412,11 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
     PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
     PetscCall(ViewTranspose(viewer, d->transpose, A->form_explicit_transpose || Ad->form_explicit_transpose, global[0], global[1], double(global[2])));
   }
+  { // the updates of the block copies on all ranks
+    PetscInt64 local[3] = {d->updates.conversions, d->updates.values_only, PetscInt64(d->diag.op->slot_bytes() + d->offd.op->slot_bytes())}, global[3];
+    PetscCallMPI(MPI_Allreduce(local, global, 3, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
+    PetscCall(ViewUpdates(viewer, d->values_update, UpdateCounts{global[0], global[1]}, double(global[2])));
+  }
   PetscCall(ViewExchange(A, viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -484,7 +492,9 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<MpiKind>, ConvertBack<MpiKind>));
   PetscCall(ReadExchangeOptions(A));
   if (A->assembled) {
-    PetscErrorCode err = Build(A, false);
+    // (inside MatConvert, which increases A's state once when this returns: tolerated once, as
+    // after MatAssemblyEnd, so that the first product does not build the copy again)
+    PetscErrorCode err = Build(A, true);
     if (err) PetscCall(ToAIJ(A)); // the conversion is all or nothing: A stays the AIJ it was
     PetscCall(err);
   }

@@ -27,33 +27,35 @@ public:
 
   std::unique_ptr<FormatOperator> clone_parameters() const override
   {
-    auto o          = std::make_unique<TraitsOperator>();
-    o->params       = params;
-    o->stream_loads = this->stream_loads;
-    o->reorder_rcm  = this->reorder_rcm;
-    o->long_rows    = this->long_rows;
+    auto o    = std::make_unique<TraitsOperator>();
+    o->params = params;
+    this->copy_settings_to(*o);
     return o;
   }
   PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm comm, PetscBool *changed) override
   {
     return T::options(PetscOptionsObject, comm, params, changed);
   }
-  void build(const CsrIn &A, PetscInt block_size, bool device) override
+  void build(const CsrIn &A, PetscInt block_size, bool device) override { build_resolved(A, T::resolve(params, A, block_size), device); }
+  std::unique_ptr<FormatOperator> build_like(const CsrIn &B, PetscInt, bool device) const override
   {
-    clear();
-    const typename T::Params p = T::resolve(params, A, block_size);
-    if (device) {
-#if GPUMATS_HAVE_CUDA
-      dev_              = T::build_device(A, p);
-      dev_->load_policy = this->stream_loads ? cuda::LoadPolicy::kStream : cuda::LoadPolicy::kDefault;
-      fp_               = dev_->footprint;
-#endif
-    } else {
-      host_ = std::make_unique<typename T::Matrix>(T::from_csr(A, p));
-      fp_   = T::footprint(*host_);
+    auto o    = std::make_unique<TraitsOperator>();
+    o->params = params;
+    this->copy_settings_to(*o);
+    o->build_resolved(B, used_, device);
+    return o;
+  }
+  Scalar *values(std::int64_t *count) override
+  {
+    *count = 0;
+    if (host_) { // every format's Matrix keeps its values in val, apart from its indices
+      *count = std::int64_t(host_->val.size());
+      return host_->val.data();
     }
-    used_  = p;
-    built_ = true;
+#if GPUMATS_HAVE_CUDA
+    if (dev_) return dev_->values(count);
+#endif
+    return nullptr;
   }
   void clear() override
   {
@@ -90,6 +92,24 @@ public:
   }
 
 private:
+  // builds with parameters already resolved: by build, or the copy's own for build_like
+  void build_resolved(const CsrIn &A, const typename T::Params &p, bool device)
+  {
+    clear();
+    if (device) {
+#if GPUMATS_HAVE_CUDA
+      dev_              = T::build_device(A, p);
+      dev_->load_policy = this->stream_loads ? cuda::LoadPolicy::kStream : cuda::LoadPolicy::kDefault;
+      fp_               = dev_->footprint;
+#endif
+    } else {
+      host_ = std::make_unique<typename T::Matrix>(T::from_csr(A, p));
+      fp_   = T::footprint(*host_);
+    }
+    used_  = p;
+    built_ = true;
+  }
+
   bool                                    built_ = false;
   typename T::Params                      used_{};
   Footprint                               fp_{};

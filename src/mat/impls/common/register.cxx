@@ -129,6 +129,7 @@ PetscErrorCode PetscGpuMatsInitialize(void)
     PetscCall(PetscLogEventRegister((upper(f->name) + "Convert").c_str(), MAT_CLASSID, &f->convert_event));
     PetscCall(PetscLogEventRegister((upper(f->name) + "SpMV").c_str(), MAT_CLASSID, &f->spmv_event));
   }
+  PetscCall(PetscLogEventRegister("GpuMatsValues", MAT_CLASSID, &values_event));
   PetscCall(MpiKind::RegisterEvents());
   const std::vector<TypeForm> forms = type_forms();
   const Names                &n     = names(); // in the order of type_forms()

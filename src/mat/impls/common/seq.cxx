@@ -1,5 +1,7 @@
 // The sequential types seq<format>[cuda]: a SeqAIJ whose CSR stays authoritative, plus one format
-// copy (host or GPU) rebuilt at final assembly and whenever the matrix changed since (state key).
+// copy (host or GPU) brought up to date at final assembly and whenever the matrix changed since
+// (state key): its values only while the nonzero pattern is the one it was built from
+// (-mat_gpumats_values_update auto), else converted in full.
 // MatMult, MatMultAdd and their transposes run in the format; everything else is SeqAIJ's, which sees an AIJ subclass
 // (the concrete name starts with "seqaij") and builds its results in our type where it builds
 // them in A's type (MatTranspose, MatDuplicate).
@@ -39,7 +41,7 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   // A changed (or was assembled, after which its state moves on): a transposed copy is stale and
   // would only be rebuilt at the next product with A^T, so its memory goes now
   d->transposed = BlockCopy{};
-  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs, true));
+  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs, true, false, d->values_update, &d->updates));
   PetscCall(d->mark_current(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -61,7 +63,7 @@ PetscErrorCode EnsureTransposeCurrent(Mat A)
 
   PetscFunctionBegin;
   PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(d->transposed.update(A, *d->info, *d->op, d->device, bs, true, true));
+  PetscCall(d->transposed.update(A, *d->info, *d->op, d->device, bs, true, true, ValuesUpdate::kRebuild, nullptr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -131,6 +133,7 @@ PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
   PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, MatDuplicateOption, Mat *)>(kDuplicate, A, op, B));
   Seq(*B)->op        = Seq(A)->op->clone_parameters();
   Seq(*B)->transpose = Seq(A)->transpose;
+  Seq(*B)->values_update = Seq(A)->values_update;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -158,6 +161,7 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
     const Footprint  fp = t.held() ? t.op->total_footprint() : Footprint{};
     PetscCall(ViewTranspose(viewer, d->transpose, A->form_explicit_transpose, t.held() ? 1 : 0, fp.stored, double(fp.total_bytes())));
   }
+  PetscCall(ViewUpdates(viewer, d->values_update, d->updates, double(d->op->slot_bytes())));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -187,7 +191,9 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->op     = f.make();
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<SeqKind>, ConvertBack<SeqKind>));
   if (A->assembled) {
-    PetscErrorCode err = Build(A, false);
+    // (inside MatConvert, which increases A's state once when this returns: tolerated once, as
+    // after MatAssemblyEnd, so that the first product does not build the copy again)
+    PetscErrorCode err = Build(A, true);
     if (err) PetscCall(ToAIJ(A)); // the conversion is all or nothing: A stays the AIJ it was
     PetscCall(err);
   }

@@ -6,7 +6,8 @@
 
 namespace gpumats {
 
-PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOperator &proto, bool device, PetscInt block_size, bool diagonal, bool transposed)
+PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOperator &proto, bool device, PetscInt block_size, bool diagonal, bool transposed,
+                                 ValuesUpdate values, UpdateCounts *counts)
 {
   PetscObjectId    bid;
   PetscObjectState bstate;
@@ -17,7 +18,7 @@ PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOpe
   if (op && bid == id && bstate == state) PetscFunctionReturn(PETSC_SUCCESS);
   if (!op) op = proto.clone_parameters();
   id = -1;
-  PetscCall(BuildFromSeqAIJ(block, f, *op, device, block_size, diagonal, transposed));
+  PetscCall(BuildFromSeqAIJ(block, f, *op, device, block_size, diagonal, transposed, values, counts));
   id = bid, state = bstate;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -71,6 +72,16 @@ PetscErrorCode RetrieveValues(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// MatGpuMatsGetUpdateCounts' implementation, composed on every matrix of our types
+PetscErrorCode GetUpdateCounts(Mat A, PetscInt64 *conversions, PetscInt64 *values_only)
+{
+  PetscFunctionBegin;
+  if (conversions) *conversions = Data(A)->updates.conversions;
+  if (values_only) *values_only = Data(A)->updates.values_only;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+constexpr const char kUpdateCounts[] = "MatGpuMatsGetUpdateCounts_C";
+
 std::string convert_name(const std::string &from, const std::string &to) { return "MatConvert_" + from + "_" + to + "_C"; }
 
 // The names under which PETSc's MatConvert looks for a converter from `from` into the type
@@ -122,6 +133,7 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   A->spptr = d;
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, name.c_str()));
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, into, back));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, kUpdateCounts, GetUpdateCounts));
 #if PetscDefined(HAVE_CUDA)
   // PETSc creates every matrix bound to the CPU and unbinds the device types (aijcusparse) when
   // they take over; code that picks a device path (MatGetFactor with MATSOLVERCUSPARSE, GAMG's
@@ -144,6 +156,7 @@ PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base)
   for (int i = 0; i < kNumOps; ++i) PetscCall(MatSetOperation(A, kOverridden[i], d->saved[i]));
   if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", d->retrieve));
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, nullptr, nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, kUpdateCounts, (PetscErrorCode(*)(Mat, PetscInt64 *, PetscInt64 *))nullptr));
 #if PetscDefined(HAVE_CUDA)
   if (d->device && std::string(prefix) == "seq") A->boundtocpu = PETSC_TRUE; // a plain AIJ again
 #endif
@@ -234,8 +247,23 @@ PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, Forma
 
   PetscFunctionBegin;
   if (d->saved[kSetFromOptions]) PetscCall(d->call<PetscErrorCode (*)(Mat, OptionItems)>(kSetFromOptions, A, PetscOptionsObject));
-  PetscCall(ReadFormatOptions(A, *d->info, d->device, proto, &d->transpose, PetscOptionsObject, changed));
+  PetscCall(ReadFormatOptions(A, *d->info, d->device, proto, &d->transpose, &d->values_update, PetscOptionsObject, changed));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 } // namespace gpumats
+
+using namespace gpumats;
+
+PetscErrorCode MatGpuMatsGetUpdateCounts(Mat A, PetscInt64 *conversions, PetscInt64 *values_only)
+{
+  PetscErrorCode (*f)(Mat, PetscInt64 *, PetscInt64 *) = nullptr;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, kUpdateCounts, &f));
+  PetscCheck(f, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "MatGpuMatsGetUpdateCounts: matrix type %s is not a petsc-gpumats type",
+             ((PetscObject)A)->type_name ? ((PetscObject)A)->type_name : "(not set)");
+  PetscCall((*f)(A, conversions, values_only));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -38,8 +38,10 @@ struct BlockCopy {
   PetscObjectId                   id    = -1;
   PetscObjectState                state = -1;
 
-  // (re)builds op from `block` unless it is current; a new op takes proto's parameters
-  PetscErrorCode update(Mat block, const FormatInfo &f, const FormatOperator &proto, bool device, PetscInt block_size, bool diagonal, bool transposed);
+  // brings op up to date with `block` unless it is current (BuildFromSeqAIJ: its values only
+  // where its pattern allows, values and counts as there); a new op takes proto's parameters
+  PetscErrorCode update(Mat block, const FormatInfo &f, const FormatOperator &proto, bool device, PetscInt block_size, bool diagonal, bool transposed,
+                        ValuesUpdate values, UpdateCounts *counts);
   void           forget() { id = -1; } // after changes PETSc does not record in a state
   // frees op (and its GPU memory) unless it is current for `block`: a transposed copy, once its
   // block has changed, is only rebuilt at the next product with A^T, which may never come
@@ -55,12 +57,14 @@ struct TypeData {
   PetscErrorCode (*retrieve)(Mat) = nullptr; // AIJ's MatRetrieveValues, which changes values without a state change
   // the format copy is current while the matrix keeps the (id, state) it was built from; a copy
   // built inside MatAssemblyEnd sees the state go up by one when MatAssemblyEnd returns, which
-  // `from_assembly` tolerates once
+  // `from_assembly` tolerates once (as it does for a copy built inside MatConvert, which does the same)
   PetscObjectId    id    = 0;
   PetscObjectState state = 0;
   bool             valid = false, from_assembly = false;
   Staging          stage;
   TransposeMode    transpose = TransposeMode::kAuto; // -mat_gpumats_transpose
+  ValuesUpdate     values_update = ValuesUpdate::kAuto; // -mat_gpumats_values_update
+  UpdateCounts     updates;                             // of the format copies, for MatGpuMatsGetUpdateCounts and -mat_view
   // the aijcusparse copy of a GPU Seq matrix that cuSPARSE products and factorizations work on
   // (cusparse.cxx), made at first use and kept current with the matrix
   Mat              shadow       = nullptr;
@@ -68,7 +72,8 @@ struct TypeData {
 
   virtual ~TypeData() { drop_shadow(); }
   void drop_shadow();
-  // forget every format copy: the next use rebuilds (after changes PETSc does not record in a state)
+  // every format copy stale: the next use brings them up to date, by their values only where the
+  // pattern allows (after changes PETSc does not record in a state, such as MatRetrieveValues)
   virtual void invalidate() { valid = false; }
 
   template <class Fn, class... Args>
@@ -85,8 +90,8 @@ inline TypeData *Data(Mat A) { return static_cast<TypeData *>(A->spptr); }
 using ConvertFn = PetscErrorCode (*)(Mat, MatType, MatReuse, Mat *);
 
 // Installs d on A: saves and overrides the operations, wraps MatRetrieveValues, gives A its
-// concrete type name, composes the converters into this type (`into`) and out of it (`back`),
-// selects CUDA vectors for device types.
+// concrete type name, composes the converters into this type (`into`) and out of it (`back`) and
+// MatGpuMatsGetUpdateCounts' query, selects CUDA vectors for device types.
 PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ours[kNumOps], ConvertFn into, ConvertFn back);
 // Undoes InstallType: A is a plain AIJ again and d is deleted.
 PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base);

@@ -165,6 +165,11 @@ public:
     cuda::check_launch("SELL-P transpose SpMV kernel");
   }
   std::size_t bytes() const override { return slice_ptr.bytes() + col.bytes() + base.bytes() + val.bytes() + perm.bytes(); }
+  V *values(std::int64_t *count) override
+  {
+    *count = this->footprint.stored; // values are separate from the indices: a gather refills them
+    return val.template as<V>();
+  }
 };
 
 // One thread per slice column: its smallest column as base, and whether its span fits 16 bits

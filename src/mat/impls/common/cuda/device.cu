@@ -177,6 +177,20 @@ __global__ void tail_kernel(const V *__restrict__ x, V *__restrict__ y, V alpha,
   if (!lane) y[rows[r]] += alpha * sum;
 }
 template <class V>
+__global__ void gather_values_kernel(V *__restrict__ val, const V *__restrict__ csr, const std::int32_t *__restrict__ slot, std::int64_t n)
+{
+  const std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (p >= n) return;
+  const std::int32_t s = slot[p];
+  val[p]               = s >= 0 ? __ldg(csr + s) : V(0);
+}
+template <class V>
+__global__ void slots_from_values_kernel(const V *__restrict__ val, std::int64_t n, std::int32_t *__restrict__ slot)
+{
+  const std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (p < n) slot[p] = std::int32_t(val[p]) - 1;
+}
+template <class V>
 __global__ void prologue_kernel(Epilogue<V> ep, std::int64_t n)
 {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -251,6 +265,24 @@ void scatter_epilogue(const Epilogue<V> &ep, const V *t, const std::int32_t *idx
   scatter_epilogue_kernel<V><<<unsigned((n + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(ep, t, idx, n);
   check_launch("scatter epilogue kernel");
 }
+template <class V>
+void gather_values(V *val, const V *csr, const std::int32_t *slot, std::int64_t n, void *stream)
+{
+  if (!n) return;
+  gather_values_kernel<V><<<unsigned((n + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(val, csr, slot, n);
+  check_launch("values gather kernel");
+}
+template <class V>
+void slots_from_values(const V *val, std::int64_t n, std::int32_t *slot, void *stream)
+{
+  if (!n) return;
+  slots_from_values_kernel<V><<<unsigned((n + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(val, n, slot);
+  check_launch("slot map kernel");
+}
+template void gather_values<float>(float *, const float *, const std::int32_t *, std::int64_t, void *);
+template void gather_values<double>(double *, const double *, const std::int32_t *, std::int64_t, void *);
+template void slots_from_values<float>(const float *, std::int64_t, std::int32_t *, void *);
+template void slots_from_values<double>(const double *, std::int64_t, std::int32_t *, void *);
 template void scatter_epilogue<float>(const Epilogue<float> &, const float *, const std::int32_t *, std::int64_t, void *);
 template void scatter_epilogue<double>(const Epilogue<double> &, const double *, const std::int32_t *, std::int64_t, void *);
 template void gather<float>(float *, const float *, const std::int32_t *, std::int64_t, void *);

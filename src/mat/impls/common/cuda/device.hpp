@@ -157,6 +157,16 @@ template <class V>
 void tail_spmv_transpose(const V *x, V *y, V alpha, const std::int32_t *rows, const std::int32_t *ptr, const std::int32_t *col, const V *val,
                          std::int64_t nrows, void *stream);
 
+// Values-only updates (core/values.hpp, the glue's ValueSlots): val[p] = csr[slot[p]], or 0 where
+// slot[p] is -1 (padding and block fill stay explicit zeros), for p < n; csr holds the block's CSR
+// values uploaded from its first entry on.
+template <class V>
+void gather_values(V *val, const V *csr, const std::int32_t *slot, std::int64_t n, void *stream);
+// slot[p] = val[p] - 1 for the value array of a copy built from core/values.hpp's slot_csr: its
+// slot map, made where the copy lives.
+template <class V>
+void slots_from_values(const V *val, std::int64_t n, std::int32_t *slot, void *stream);
+
 // Load policy for the matrix streams (the ELLPACK paper's cache-differentiated loads): kStream
 // marks matrix arrays evict-first so that x keeps the caches; kDefault leaves caching to the hardware.
 enum class LoadPolicy { kDefault = 0, kStream = 1 };
@@ -172,6 +182,9 @@ public:
   // out[column] with atomicAdd. Padding writes nothing. Summation order varies from run to run.
   virtual void        spmv_transpose(const V *x, const Epilogue<V> &ep, void *stream) const = 0;
   virtual std::size_t bytes() const                                                         = 0;
+  // The value array the kernels read, padding and block fill included, and its length in *count:
+  // what a values-only update overwrites in place (the indices stay as they are)
+  virtual V          *values(std::int64_t *count)                                           = 0;
   LoadPolicy          load_policy = LoadPolicy::kStream;
   Footprint           footprint; // of the format this copy holds, as the host core counts it
 };
