@@ -122,8 +122,11 @@ if ! skipped petsc; then
     done
   done
   # the same products and solves with the glue's options: copies in RCM order, rows longer than 3
-  # split into the warp-per-row tail, and both
-  for opt in "-mat_gpumats_reorder rcm" "-mat_gpumats_long_rows 3" "-mat_gpumats_reorder rcm -mat_gpumats_long_rows 3"; do
+  # split into the warp-per-row tail, and both; SELL-P's value dictionary (forced: the test
+  # matrices' values are random, so they get 2-byte codes or, past 65536, plain values), with the
+  # 16-bit column deltas where they fit (test_update changes values: the dictionary is rebuilt)
+  for opt in "-mat_gpumats_reorder rcm" "-mat_gpumats_long_rows 3" "-mat_gpumats_reorder rcm -mat_gpumats_long_rows 3" \
+    "-mat_sellp_values dictionary -mat_sellp_index auto"; do
     for np in 1 2; do
       for prog in test_mult test_update test_ksp; do
         run_checks "$prog $opt np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP" $opt

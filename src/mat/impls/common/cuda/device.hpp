@@ -172,6 +172,9 @@ public:
   // out[column] with atomicAdd. Padding writes nothing. Summation order varies from run to run.
   virtual void        spmv_transpose(const V *x, const Epilogue<V> &ep, void *stream) const = 0;
   virtual std::size_t bytes() const                                                         = 0;
+  // whether the values are stored in a compressed form (SELL-P's value dictionary): then there is
+  // no value array to gather new values into, and a values-only update must rebuild the copy
+  virtual bool        values_compressed() const { return false; }
   LoadPolicy          load_policy = LoadPolicy::kStream;
   Footprint           footprint; // of the format this copy holds, as the host core counts it
 };
