@@ -86,7 +86,9 @@ double dictionary_value_bytes(std::int64_t entries, std::int64_t stored)
 }
 
 // Whether `mode` stores a matrix of `entries` distinct values as a dictionary, given the bytes the
-// product streams per stored entry for columns (index_bytes) and the plain total (plain_bytes).
+// product streams per stored entry for its columns (and pointers): auto asks that the total bytes
+// per stored entry drop by kDictionaryMinSaving, so that a tiny matrix whose table would cost as
+// much as its codes save stays plain.
 template <class V>
 bool use_dictionary(Values mode, std::int64_t entries, std::int64_t stored, double index_bytes_per_entry)
 {

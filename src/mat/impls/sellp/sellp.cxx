@@ -153,7 +153,7 @@ struct SellpTraits {
   {
     if (p.core.values == sellp::Values::kDictionary)
       return "values as " + std::to_string(sellp::code_bytes_for(p.dict_entries)) + "-byte codes into a dictionary of " + std::to_string(p.dict_entries) +
-             " values (" + std::to_string(sizeof(Scalar)) + " bytes plain)";
+             " values (" + std::to_string(sellp::code_bytes_for(p.dict_entries)) + " instead of " + std::to_string(sizeof(Scalar)) + " bytes per stored entry)";
     if (p.mode == sellp::Values::kPlain) return "values plain";
     if (p.dict_entries < 0) return std::string("values ") + (p.mode == sellp::Values::kAuto ? "auto" : "dictionary") + " (decided per matrix)";
     const std::string why = p.dict_entries == 0 ? std::string("no entries")
