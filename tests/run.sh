@@ -378,6 +378,11 @@ if ! skipped options; then
     expect_output "mat-view-info/$t" "$info" "${EX2[@]}" -mat_type "$t" $good -mat_view ::ascii_info
     expect_output "help-lists-options/$t" "$opts" "${EX2[@]}" -mat_type "$t" -help
     expect_output "reorder-view/$t" "in RCM order" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder rcm -mat_view ::ascii_info
+    if [ "$base" = sellp ]; then # ex2's 5-point Laplacian holds two values (4 and -1): a dictionary of 1-byte codes
+      expect_output "values-view/$t" "1-byte codes into a dictionary of 2 values" "${EX2[@]}" -mat_type "$t" -mat_sellp_values dictionary -mat_view ::ascii_info
+      expect_output "values-auto-view/$t" "1-byte codes into a dictionary" "${EX2[@]}" -mat_type "$t" -mat_sellp_values auto -mat_view ::ascii_info
+      expect_error "bad-option/$t -mat_sellp_values" "mat_sellp_values" "${EX2[@]}" -mat_type "$t" -mat_sellp_values gzip
+    fi
     expect_error "bad-option/$t -mat_gpumats_reorder" "mat_gpumats_reorder" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder amd
     expect_output "long-rows-view/$t" "rows longer than 3 split" "${EX2[@]}" -mat_type "$t" -mat_gpumats_long_rows 3 -mat_view ::ascii_info
     expect_error "bad-option/$t -mat_gpumats_long_rows" "mat_gpumats_long_rows" "${EX2[@]}" -mat_type "$t" -mat_gpumats_long_rows -2
