@@ -354,6 +354,11 @@ std::string dictionary_vs_plain(const Csr<V> &A, sellp::Params p, int expect_cod
   if (D.code_bytes != expect_code_bytes) return "code bytes " + std::to_string(D.code_bytes) + ", expected " + std::to_string(expect_code_bytes);
   if (D.values_compressed() != (expect_code_bytes != 0) || (expect_code_bytes && !D.val.empty())) return "values_compressed/val inconsistent";
   if (!same_bits(sellp::to_csr(D).val, A.val)) return "round trip changes value bits";
+  // the table the device encoder is given (sorted by bit pattern) is the host's
+  if (expect_code_bytes && !same_bits(sellp::dictionary_table(A.val.data(), A.nnz()), D.dict)) return "dictionary_table differs from the host's table";
+  if (!expect_code_bytes && !sellp::dictionary_table(A.val.data(), A.nnz()).empty()) return "dictionary_table of too many values is not empty";
+  for (std::size_t k = 1; k < D.dict.size(); ++k)
+    if (!(sellp::value_bits(D.dict[k - 1]) < sellp::value_bits(D.dict[k]))) return "table not sorted by bit pattern";
   const Footprint fp = sellp::footprint(D), fq = sellp::footprint(P);
   if (fp.index_bytes != fq.index_bytes) return "index bytes differ";
   if (expect_code_bytes && fp.value_bytes != expect_code_bytes * D.stored() + std::int64_t(sizeof(V) * D.dict.size())) return "value bytes miscounted";

@@ -216,6 +216,16 @@ bool sellp_dictionary_case(const Csr<V> &A0, sellp::Params p, std::int64_t disti
     return why = "download differs from the uploaded dictionary form", false;
   if (!check_bytes(*up, 0, "dictionary", why)) return false;
   if (!check_spmv(*up, A, true, why)) return false;
+  // the glue's path: converted on the device, then encoded there against the sorted table
+  if (A.nnz()) {
+    auto       conv = sellp::build_on_device(A.view(), p);
+    sellp::encode_values(*conv, sellp::dictionary_table(A.val.data(), A.nnz()));
+    const auto C    = sellp::download(*conv);
+    if (!conv->values_compressed() || C.code_bytes != H.code_bytes || C.code8 != H.code8 || C.code16 != H.code16 || !bits_equal(C.dict, H.dict) ||
+        C.col_ind != H.col_ind || C.col_delta != H.col_delta)
+      return why = "device encoding differs from the host's", false;
+    if (!check_bytes(*conv, 0, "encoded on the device", why) || !check_spmv(*conv, A, true, why)) return why = "encoded on the device: " + why, false;
+  }
   const std::function<void(const V *, const Epilogue<V> &)> host_t = [&](const V *x, const Epilogue<V> &ep) { sellp::spmv_transpose(H, x, ep); };
   if (!check_spmv_transpose(*up, A, host_t, true, why)) return false;
   const std::vector<V> x = testmat::random_vector<V>(A.ncols, 3);

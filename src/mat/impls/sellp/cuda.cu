@@ -376,13 +376,84 @@ Matrix<V> download(const cuda::Operator<V> &op)
   return M;
 }
 
+// ---- value dictionary, encoded on the device (dictionary.hpp) ---------------------------------
+// The host finds the distinct values (one hash pass over the CSR values, which it holds anyway) and
+// sorts them by bit pattern; the conversion stays on the GPU, and each stored entry's code is its
+// value's position in that table, found by binary search. The same table and codes as the host's
+// compress_values, array for array.
+
+namespace {
+
+template <class V>
+__device__ __forceinline__ std::uint64_t device_bits(V v)
+{
+  std::uint64_t b = 0;
+  memcpy(&b, &v, sizeof(V));
+  return b;
+}
+
+// One thread per stored entry. Padding gets code 0 (the kernels skip it by its column); a value
+// missing from the table (a caller's error) raises *missing.
+template <class V, class C, bool IDX16>
+__global__ void encode_kernel(std::int64_t stored, const void *__restrict__ col, const V *__restrict__ val, const V *__restrict__ table, int entries,
+                              C *__restrict__ code, int *__restrict__ missing)
+{
+  const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= stored) return;
+  const bool pad = IDX16 ? static_cast<const std::uint16_t *>(col)[e] == kPadDelta : static_cast<const std::int32_t *>(col)[e] == kPadColumn;
+  if (pad) {
+    code[e] = 0;
+    return;
+  }
+  const std::uint64_t key = device_bits(val[e]);
+  int                 lo = 0, hi = entries; // first table entry not below key
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (device_bits(table[mid]) < key) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < entries && device_bits(table[lo]) == key) code[e] = C(lo);
+  else atomicOr(missing, 1);
+}
+
+} // namespace
+
+template <class V>
+void encode_values(cuda::Operator<V> &op, const std::vector<V> &table)
+{
+  auto              &D = dynamic_cast<DeviceMatrix<V> &>(op);
+  const int          w = code_bytes_for(std::int64_t(table.size()));
+  const std::int64_t stored = D.footprint.stored;
+  if (!w || table.empty()) throw FormatError("SELL-P: a value dictionary holds 1 to 65536 values, not " + std::to_string(table.size()));
+  if (D.code_bytes) throw FormatError("SELL-P: the values are already encoded");
+  if (!stored) return;
+  Buffer codes(std::size_t(stored) * w), missing(sizeof(int));
+  Buffer tab = cuda::upload(table.data(), table.size());
+  int    bad = 0;
+  cuda::check(cudaMemset(missing.get(), 0, sizeof(int)), "cudaMemset");
+  auto go = [&](auto kernel, auto *out) {
+    kernel<<<unsigned((stored + 255) / 256), 256>>>(stored, D.col.get(), D.val.template as<V>(), tab.as<V>(), int(table.size()), out, missing.as<int>());
+  };
+  if (w == 1) D.index16 ? go(encode_kernel<V, std::uint8_t, true>, codes.as<std::uint8_t>()) : go(encode_kernel<V, std::uint8_t, false>, codes.as<std::uint8_t>());
+  else D.index16 ? go(encode_kernel<V, std::uint16_t, true>, codes.as<std::uint16_t>()) : go(encode_kernel<V, std::uint16_t, false>, codes.as<std::uint16_t>());
+  cuda::check_launch("SELL-P dictionary encode kernel");
+  cuda::copy_to_host_sync(&bad, missing.get(), sizeof(int), nullptr);
+  if (bad) throw FormatError("SELL-P: a stored value is missing from the value dictionary");
+  D.codes                  = std::move(codes);
+  D.table                  = std::move(tab);
+  D.val                    = Buffer();
+  D.code_bytes             = w;
+  D.footprint.value_bytes  = std::int64_t(w) * stored + std::int64_t(sizeof(V) * table.size());
+}
+
 #define GPUMATS_SELLP_INSTANTIATE(V)                                                                                         \
   template std::unique_ptr<cuda::Operator<V>> to_device<V>(const Matrix<V> &);                                               \
   template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int32_t>(const CsrView<V, std::int32_t, std::int32_t> &, \
                                                                               const Params &);                                 \
   template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int64_t>(const CsrView<V, std::int64_t, std::int64_t> &, \
                                                                               const Params &);                                 \
-  template Matrix<V> download<V>(const cuda::Operator<V> &);
+  template Matrix<V> download<V>(const cuda::Operator<V> &);                                                                  \
+  template void      encode_values<V>(cuda::Operator<V> &, const std::vector<V> &);
 GPUMATS_SELLP_INSTANTIATE(float)
 GPUMATS_SELLP_INSTANTIATE(double)
 

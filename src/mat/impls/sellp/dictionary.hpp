@@ -13,6 +13,7 @@
 // PETSc-free C++17.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <unordered_map>
@@ -43,7 +44,9 @@ inline std::uint64_t value_bits(V v)
 // Code width for a table of `entries` values: 1 or 2 bytes, 0 when too many for a dictionary.
 inline int code_bytes_for(std::int64_t entries) { return entries <= kMaxDictionary1 ? 1 : (entries <= kMaxDictionary ? 2 : 0); }
 
-// The table being built: values in order of first appearance, and each bit pattern's code.
+// The table being built: values in order of first appearance, and each bit pattern's code;
+// sorted() then orders the table by bit pattern, so that the table depends on the set of values
+// alone (not on the layout's order) and the device can find a code by binary search.
 template <class V>
 struct DictionaryBuilder {
   std::vector<V>                             table;
@@ -60,7 +63,30 @@ struct DictionaryBuilder {
     table.push_back(v);
     return std::int32_t(table.size()) - 1;
   }
+  // sorts the table by bit pattern; returns new code of each old code
+  std::vector<std::int32_t> sort()
+  {
+    std::vector<std::int32_t> order(table.size()), renumber(table.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = std::int32_t(k);
+    std::sort(order.begin(), order.end(), [this](std::int32_t a, std::int32_t b) { return value_bits(table[a]) < value_bits(table[b]); });
+    std::vector<V> sorted(table.size());
+    for (std::size_t k = 0; k < order.size(); ++k) sorted[k] = table[order[k]], renumber[order[k]] = std::int32_t(k);
+    table = std::move(sorted);
+    return renumber;
+  }
 };
+
+// The sorted table of the distinct values of val[0..n), or an empty one when there are more than
+// kMaxDictionary (what the device builder is given: it encodes by binary search).
+template <class V>
+std::vector<V> dictionary_table(const V *val, std::int64_t n)
+{
+  DictionaryBuilder<V> d;
+  for (std::int64_t e = 0; e < n; ++e)
+    if (d.code(val[e], kMaxDictionary) < 0) return {};
+  d.sort();
+  return d.table;
+}
 
 // Distinct bit patterns among val[0..n), counting stops past `limit` (returns limit + 1). A strided
 // pass first: when every 64th value already exceeds the limit, the full pass is skipped, so a

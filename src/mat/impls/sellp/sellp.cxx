@@ -122,12 +122,16 @@ struct SellpTraits {
   static void      spmv_transpose(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { sellp::spmv_transpose(M, x, ep); }
   static Footprint footprint(const Matrix &M) { return sellp::footprint(M); }
 #if GPUMATS_HAVE_CUDA
-  // the dictionary is built on the host and uploaded (its table needs a hash pass over the values);
-  // plain values keep the conversion on the GPU
+  // the conversion stays on the GPU; the dictionary's table comes from one hash pass over the host
+  // values, and the GPU encodes the stored values against it
   static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p)
   {
-    if (p.core.values == sellp::Values::kDictionary) return sellp::to_device(sellp::from_csr(A, p.core));
-    return sellp::build_on_device(A, p.core);
+    auto D = sellp::build_on_device(A, p.core);
+    if (p.core.values == sellp::Values::kDictionary) {
+      const std::vector<Scalar> table = sellp::dictionary_table(A.val + A.row_ptr[0], A.nnz());
+      if (!table.empty()) sellp::encode_values(*D, table);
+    }
+    return D;
   }
 #endif
   static double predicted_bytes(const Params &p, const CsrIn &A)
