@@ -228,14 +228,22 @@ bool sellp_dictionary_case(const Csr<V> &A0, sellp::Params p, std::int64_t disti
   }
   const std::function<void(const V *, const Epilogue<V> &)> host_t = [&](const V *x, const Epilogue<V> &ep) { sellp::spmv_transpose(H, x, ep); };
   if (!check_spmv_transpose(*up, A, host_t, true, why)) return false;
+  // the table staged in shared memory (1-byte codes; other widths ignore the flag)
+  sellp::Params ps = p;
+  ps.shared_table  = true;
+  auto sh          = sellp::to_device(sellp::from_csr(A.view(), ps));
+  if (!check_spmv(*sh, A, true, why)) return why = "shared table: " + why, false;
+  if (!check_spmv_transpose(*sh, A, host_t, true, why)) return why = "shared table: " + why, false;
   const std::vector<V> x = testmat::random_vector<V>(A.ncols, 3);
-  DeviceArray<V>       dx(x), y1(std::vector<V>(std::size_t(A.nrows))), y2(std::vector<V>(std::size_t(A.nrows)));
+  DeviceArray<V>       dx(x), y1(std::vector<V>(std::size_t(A.nrows))), y2(std::vector<V>(std::size_t(A.nrows))), y3(std::vector<V>(std::size_t(A.nrows)));
   for (cuda::LoadPolicy pol : {cuda::LoadPolicy::kStream, cuda::LoadPolicy::kDefault}) {
-    up->load_policy = pl->load_policy = pol;
+    up->load_policy = pl->load_policy = sh->load_policy = pol;
     up->spmv(dx.p, Epilogue<V>{V(1), V(0), nullptr, y1.p}, nullptr);
     pl->spmv(dx.p, Epilogue<V>{V(1), V(0), nullptr, y2.p}, nullptr);
+    sh->spmv(dx.p, Epilogue<V>{V(1), V(0), nullptr, y3.p}, nullptr);
     cudaDeviceSynchronize();
     if (!bits_equal(y1.get(), y2.get())) return why = "y = A x differs in bits from the plain copy's", false;
+    if (!bits_equal(y3.get(), y2.get())) return why = "shared table: y = A x differs in bits from the plain copy's", false;
   }
   return true;
 }

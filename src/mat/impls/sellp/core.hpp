@@ -37,6 +37,7 @@ struct Params {
   int   sigma           = 1; // sorting window in rows; 1 = no sorting
   Index index           = Index::k32;
   Values values         = Values::kPlain; // dictionary.hpp
+  bool   shared_table   = false;          // GPU, 1-byte codes: table staged in shared memory per block
 };
 
 constexpr int kMaxThreads = 1024; // b*t threads form one CUDA block

@@ -57,6 +57,7 @@ __global__ void spmv_kernel(std::int64_t nslices, std::int64_t nrows, int b_log2
   const int          i       = local & ((1 << b_log2) - 1), j = local >> b_log2;
   const std::int64_t s       = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> bt_log2;
 
+  val.prepare();
   V sum = V(0);
   if (s < nslices) {
     const std::int32_t off   = slice_ptr[s];
@@ -103,6 +104,7 @@ __global__ void spmv_transpose_kernel(std::int64_t nslices, std::int64_t nrows, 
   const int          i       = local & ((1 << b_log2) - 1), j = local >> b_log2;
   const std::int64_t s       = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> bt_log2;
   const std::int64_t pos     = (s << b_log2) + i;
+  val.prepare();
   // rows past the matrix (the last slice) hold only padding, and x has no entry for them
   if (s >= nslices || pos >= nrows) return;
   const V            xr    = alpha * cuda::load_x(x, std::uint32_t(perm ? perm[pos] : pos));
@@ -132,7 +134,9 @@ public:
   template <class F>
   void with_values(F &&f) const
   {
-    if (code_bytes == 1) f(DictionaryValues<V, std::uint8_t>{codes.as<std::uint8_t>(), table.as<V>()});
+    if (code_bytes == 1 && params.shared_table)
+      f(SharedDictionaryValues<V>{codes.as<std::uint8_t>(), table.as<V>(), int(table.bytes() / sizeof(V)), nullptr});
+    else if (code_bytes == 1) f(DictionaryValues<V, std::uint8_t>{codes.as<std::uint8_t>(), table.as<V>()});
     else if (code_bytes == 2) f(DictionaryValues<V, std::uint16_t>{codes.as<std::uint16_t>(), table.as<V>()});
     else f(PlainValues<V>{val.as<V>()});
   }

@@ -29,7 +29,7 @@ struct SellpTraits {
     PetscInt    b = p.core.slice_height, t = p.core.threads_per_row, sigma = p.core.sigma, ix = p.core.index == sellp::Index::k16_if_possible ? 0 : (p.core.index == sellp::Index::k32 ? 1 : 2);
     const char *values[] = {"plain", "dictionary", "auto"}; // the order of sellp::Values
     PetscInt    vx       = PetscInt(p.mode);
-    PetscBool   set_b, set_t, set_s, set_i, set_v;
+    PetscBool   set_b, set_t, set_s, set_i, set_v, shared = p.core.shared_table ? PETSC_TRUE : PETSC_FALSE;
 
     PetscFunctionBegin;
     PetscCall(PetscOptionsInt("-mat_sellp_slice_height", "Rows per SELL-P slice b: a power of two, 1-1024 (0: chosen per matrix)", "MATSELLP", b, &b, &set_b));
@@ -46,6 +46,8 @@ struct SellpTraits {
                                 "Values: plain, dictionary (1- or 2-byte codes into a table of the distinct values, exact; plain when there are more than 65536), or "
                                 "auto (the dictionary where it also cuts the bytes of a product by 25%)",
                                 "MATSELLP", values, 3, values[vx], &vx, &set_v));
+    PetscCall(PetscOptionsBool("-mat_sellp_dictionary_shared", "GPU, dictionary of at most 256 values: each thread block stages the table in shared memory (else read through the read-only cache)",
+                               "MATSELLP", shared, &shared, nullptr));
     PetscCheck(b == 0 || (b >= 1 && b <= sellp::kMaxThreads && sellp::is_pow2(int(b))), comm, PETSC_ERR_ARG_OUTOFRANGE,
                "-mat_sellp_slice_height %" PetscInt_FMT " is invalid: use a power of two from 1 to 1024", b);
     PetscCheck(t == 0 || (t >= 1 && t <= 32 && sellp::is_pow2(int(t))), comm, PETSC_ERR_ARG_OUTOFRANGE,
@@ -61,9 +63,9 @@ struct SellpTraits {
                sigma, b ? b : 32);
     (void)set_b, (void)set_t, (void)set_s, (void)set_i, (void)set_v;
     const sellp::Index index[] = {sellp::Index::k16_if_possible, sellp::Index::k32, sellp::Index::k16};
-    Params             q{{int(b), int(t), int(sigma), index[ix], sellp::Values::kPlain}, sellp::Values(vx), -1};
+    Params             q{{int(b), int(t), int(sigma), index[ix], sellp::Values::kPlain, bool(shared)}, sellp::Values(vx), -1};
     *changed = (q.core.slice_height != p.core.slice_height || q.core.threads_per_row != p.core.threads_per_row || q.core.sigma != p.core.sigma ||
-                q.core.index != p.core.index || q.mode != p.mode)
+                q.core.index != p.core.index || q.mode != p.mode || q.core.shared_table != p.core.shared_table)
                  ? PETSC_TRUE
                  : PETSC_FALSE;
     p        = q;
@@ -157,7 +159,8 @@ struct SellpTraits {
   {
     if (p.core.values == sellp::Values::kDictionary)
       return "values as " + std::to_string(sellp::code_bytes_for(p.dict_entries)) + "-byte codes into a dictionary of " + std::to_string(p.dict_entries) +
-             " values (" + std::to_string(sellp::code_bytes_for(p.dict_entries)) + " instead of " + std::to_string(sizeof(Scalar)) + " bytes per stored entry)";
+             " values (" + std::to_string(sellp::code_bytes_for(p.dict_entries)) + " instead of " + std::to_string(sizeof(Scalar)) + " bytes per stored entry" +
+             (p.core.shared_table && sellp::code_bytes_for(p.dict_entries) == 1 ? ", table in shared memory on the GPU)" : ")");
     if (p.mode == sellp::Values::kPlain) return "values plain";
     if (p.dict_entries < 0) return std::string("values ") + (p.mode == sellp::Values::kAuto ? "auto" : "dictionary") + " (decided per matrix)";
     const std::string why = p.dict_entries == 0 ? std::string("no entries")

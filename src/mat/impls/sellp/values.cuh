@@ -16,9 +16,14 @@
 namespace gpumats {
 namespace sellp {
 
+constexpr int kMaxDictionary1Entries = 256; // kMaxDictionary1, as an int for the shared array
+
+// prepare(): called by every thread of the block before any other load and before any thread
+// returns (the shared-memory table synchronises the block).
 template <class V>
 struct PlainValues {
   const V *__restrict__ val;
+  __device__ __forceinline__ void prepare() {}
   template <cuda::LoadPolicy P>
   __device__ __forceinline__ V load(std::int64_t e) const
   {
@@ -32,10 +37,34 @@ template <class V, class C>
 struct DictionaryValues {
   const C *__restrict__ code;
   const V *__restrict__ table;
+  __device__ __forceinline__ void prepare() {}
   template <cuda::LoadPolicy P>
   __device__ __forceinline__ V load(std::int64_t e) const
   {
     return __ldg(table + cuda::load_matrix<P>(code + e));
+  }
+};
+
+// 1-byte codes with the table (at most 256 values) staged in shared memory by each block
+// (-mat_sellp_dictionary_shared): no L1 traffic for the table, at the price of a table load and a
+// barrier per block. Which one wins is for the benchmark.
+template <class V>
+struct SharedDictionaryValues {
+  const std::uint8_t *__restrict__ code;
+  const V *__restrict__ table;
+  int entries;
+  V  *staged;
+  __device__ __forceinline__ void prepare()
+  {
+    __shared__ V tab[kMaxDictionary1Entries];
+    for (int k = threadIdx.x; k < entries; k += blockDim.x) tab[k] = table[k];
+    __syncthreads();
+    staged = tab;
+  }
+  template <cuda::LoadPolicy P>
+  __device__ __forceinline__ V load(std::int64_t e) const
+  {
+    return staged[cuda::load_matrix<P>(code + e)];
   }
 };
 
