@@ -107,6 +107,10 @@
      build/bin/bench -f matrix.mtx -reps 200 -csv h200.csv
      build/bin/bench -matrix poisson27 -types aijcusparse,cmrscuda,sellpcuda,bellpackcuda,autocuda -csv transpose.csv
      python3 examples/bench_report.py h200.csv --md h200.md --png h200.png
+     SELL-P's value dictionary against plain values (32- and 16-bit columns) on a constant-coefficient stencil:
+     build/bin/bench -matrix poisson7 -constant_values -types aijcusparse,sellpcuda,sellpcuda:i16,sellpcuda:dict,sellpcuda:dict16,sellpcuda:dictsh16 \
+       -i16_mat_sellp_index auto -dict_mat_sellp_values dictionary -dict16_mat_sellp_values dictionary -dict16_mat_sellp_index auto \
+       -dictsh16_mat_sellp_values dictionary -dictsh16_mat_sellp_index auto -dictsh16_mat_sellp_dictionary_shared -csv dict.csv
 */
 
 static char help[] = "petsc-gpumats MatMult benchmark on one GPU: one matrix, several Mat types and raw cuSPARSE.\n"
