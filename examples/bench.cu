@@ -68,6 +68,8 @@
 .  -transpose <true>  - also time MatMultTranspose (implicit, explicit and the explicit copy's build)
 .  -copy_mib <1024>   - size of each buffer of the copy kernel, MiB
 .  -check_tol <1e-12> - the largest max|y - yref| / max|yref| that passes
+.  -constant_values <false> - generated matrices with every off-diagonal entry -1: a few distinct
+                        values, as a constant-coefficient stencil has (SELL-P's -mat_sellp_values dictionary)
 -  -csv <file>        - append one row per type (a header line first if the file is new or empty);
                         examples/bench_report.py turns such files into tables and plots
 
@@ -105,11 +107,15 @@
      build/bin/bench -f matrix.mtx -reps 200 -csv h200.csv
      build/bin/bench -matrix poisson27 -types aijcusparse,cmrscuda,sellpcuda,bellpackcuda,autocuda -csv transpose.csv
      python3 examples/bench_report.py h200.csv --md h200.md --png h200.png
+     SELL-P's value dictionary against plain values (32- and 16-bit columns) on a constant-coefficient stencil:
+     build/bin/bench -matrix poisson7 -constant_values -types aijcusparse,sellpcuda,sellpcuda:i16,sellpcuda:dict,sellpcuda:dict16,sellpcuda:dictsh16 \
+       -i16_mat_sellp_index auto -dict_mat_sellp_values dictionary -dict16_mat_sellp_values dictionary -dict16_mat_sellp_index auto \
+       -dictsh16_mat_sellp_values dictionary -dictsh16_mat_sellp_index auto -dictsh16_mat_sellp_dictionary_shared -csv dict.csv
 */
 
 static char help[] = "petsc-gpumats MatMult benchmark on one GPU: one matrix, several Mat types and raw cuSPARSE.\n"
                      "  -matrix poisson7|poisson27|block3|random4|random16|powerlaw|shuffled7  -n <int>  -f <file.mtx|petsc-binary>\n"
-                     "  -types <type,...>  -warmup <int>  -reps <int>  -baselines <bool>  -transpose <bool>  -copy_mib <int>  -check_tol <real>  -csv <file>\n"
+                     "  -types <type,...>  -warmup <int>  -reps <int>  -baselines <bool>  -transpose <bool>  -copy_mib <int>  -check_tol <real>  -csv <file>  -constant_values <bool>\n"
                      "  and -mat_cmrs_*, -mat_sellp_*, -mat_bellpack_*, -mat_cusparse_* options (see the top of examples/bench.cu)\n\n";
 
 #include <petscmat.h>
@@ -192,6 +198,11 @@ static inline double XValue(PetscInt j) { return 0.5 + Unit(Key(kSaltX, (uint64_
    once, then fill: no MatSetValues, no reallocation, no sorting of the whole matrix.
    ---------------------------------------------------------------------------------------------- */
 
+/* -constant_values: every off-diagonal entry -1 (so a diagonal 1 + its row's count), as a
+   constant-coefficient stencil (PETSc's ksp ex45) has: a handful of distinct values, the case of
+   SELL-P's value dictionary (-mat_sellp_values dictionary). Set once, before the matrix is built. */
+static bool g_constant_values = false;
+
 /* Stencil on an n^3 grid with dof unknowns per node: 7-point or 27-point node stencil, dense
    dof x dof coupling between neighbouring nodes. */
 struct StencilGen {
@@ -208,6 +219,7 @@ struct StencilGen {
   }
   double OffDiag(PetscInt r, PetscInt c) const
   {
+    if (g_constant_values) return -1.0;
     const double h = Unit(Key(kSaltValue, (uint64_t)PetscMin(r, c), (uint64_t)PetscMax(r, c))); /* symmetric */
     return poisson ? -(0.5 + h) : 2.0 * h - 1.0;
   }
@@ -278,7 +290,7 @@ struct RandomGen {
         diag = q;
         continue;
       }
-      vals[q] = 2.0 * Unit(Key(kSaltValue, (uint64_t)r, (uint64_t)cols[q])) - 1.0;
+      vals[q] = g_constant_values ? -1.0 : 2.0 * Unit(Key(kSaltValue, (uint64_t)r, (uint64_t)cols[q])) - 1.0;
       sum += std::fabs(vals[q]);
     }
     vals[diag] = 1.0 + sum;
@@ -1273,7 +1285,7 @@ int main(int argc, char **argv)
   char                     file[PETSC_MAX_PATH_LEN] = "", csv[PETSC_MAX_PATH_LEN] = "", label[PETSC_MAX_PATH_LEN + 64];
   char                    *types[MAX_TYPES];
   PetscInt                 family = 0, n = -1, ntypes = MAX_TYPES, mib = 1024;
-  PetscBool                load = PETSC_FALSE, types_set = PETSC_FALSE, baselines = PETSC_TRUE, transpose = PETSC_TRUE, mat_type;
+  PetscBool                load = PETSC_FALSE, types_set = PETSC_FALSE, baselines = PETSC_TRUE, transpose = PETSC_TRUE, mat_type, constant_values = PETSC_FALSE;
   PetscReal                tol = 1e-12;
   PetscMPIInt              size;
   int                      ndev = 0, dev = 0;
@@ -1297,7 +1309,10 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsBoundedInt("-copy_mib", "MiB per buffer of the copy kernel", "bench.cu", mib, &mib, nullptr, 1));
   PetscCall(PetscOptionsReal("-check_tol", "Largest max|y - yref| / max|yref| that passes", "bench.cu", tol, &tol, nullptr));
   PetscCall(PetscOptionsString("-csv", "Append the results to this CSV file", "bench.cu", csv, csv, sizeof(csv), nullptr));
+  PetscCall(PetscOptionsBool("-constant_values", "Generated matrices: every off-diagonal entry -1 (a few distinct values, as a constant-coefficient stencil)", "bench.cu",
+                             constant_values, &constant_values, nullptr));
   PetscOptionsEnd();
+  g_constant_values = constant_values;
   b.tol       = (double)tol;
   b.transpose = transpose;
   PetscCall(PetscOptionsHasName(nullptr, nullptr, "-mat_type", &mat_type));
@@ -1355,7 +1370,7 @@ int main(int argc, char **argv)
       const RandomGen g = {n, family == 3 ? 4 : (family == 4 ? 16 : 0)};
       PetscCall(BuildCSR(g, n, families[family], &csr));
     }
-    PetscCall(PetscSNPrintf(label, sizeof(label), "%s n=%" PetscInt_FMT, families[family], n));
+    PetscCall(PetscSNPrintf(label, sizeof(label), "%s n=%" PetscInt_FMT "%s", families[family], n, g_constant_values ? " constant" : ""));
   }
   if (!b.A) {
     PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, csr.n, csr.n, csr.i, csr.j, csr.a, &b.A));

@@ -122,8 +122,11 @@ if ! skipped petsc; then
     done
   done
   # the same products and solves with the glue's options: copies in RCM order, rows longer than 3
-  # split into the warp-per-row tail, and both
-  for opt in "-mat_gpumats_reorder rcm" "-mat_gpumats_long_rows 3" "-mat_gpumats_reorder rcm -mat_gpumats_long_rows 3"; do
+  # split into the warp-per-row tail, and both; SELL-P's value dictionary (forced: the test
+  # matrices' values are random, so they get 2-byte codes or, past 65536, plain values), with the
+  # 16-bit column deltas where they fit (test_update changes values: the dictionary is rebuilt)
+  for opt in "-mat_gpumats_reorder rcm" "-mat_gpumats_long_rows 3" "-mat_gpumats_reorder rcm -mat_gpumats_long_rows 3" \
+    "-mat_sellp_values dictionary -mat_sellp_index auto"; do
     for np in 1 2; do
       for prog in test_mult test_update test_ksp; do
         run_checks "$prog $opt np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP" $opt
@@ -380,6 +383,11 @@ if ! skipped options; then
     expect_output "mat-view-info/$t" "$info" "${EX2[@]}" -mat_type "$t" $good -mat_view ::ascii_info
     expect_output "help-lists-options/$t" "$opts" "${EX2[@]}" -mat_type "$t" -help
     expect_output "reorder-view/$t" "in RCM order" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder rcm -mat_view ::ascii_info
+    if [ "$base" = sellp ]; then # ex2's 5-point Laplacian holds two values (4 and -1): a dictionary of 1-byte codes
+      expect_output "values-view/$t" "1-byte codes into a dictionary of 2 values" "${EX2[@]}" -mat_type "$t" -mat_sellp_values dictionary -mat_view ::ascii_info
+      expect_output "values-auto-view/$t" "1-byte codes into a dictionary" "${EX2[@]}" -mat_type "$t" -mat_sellp_values auto -mat_view ::ascii_info
+      expect_error "bad-option/$t -mat_sellp_values" "mat_sellp_values" "${EX2[@]}" -mat_type "$t" -mat_sellp_values gzip
+    fi
     expect_error "bad-option/$t -mat_gpumats_reorder" "mat_gpumats_reorder" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder amd
     expect_output "long-rows-view/$t" "rows longer than 3 split" "${EX2[@]}" -mat_type "$t" -mat_gpumats_long_rows 3 -mat_view ::ascii_info
     expect_error "bad-option/$t -mat_gpumats_long_rows" "mat_gpumats_long_rows" "${EX2[@]}" -mat_type "$t" -mat_gpumats_long_rows -2

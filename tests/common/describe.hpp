@@ -16,7 +16,7 @@ inline std::string describe(const gpumats::cmrs::Params &p)
 inline std::string describe(const gpumats::sellp::Params &p)
 {
   return "b=" + std::to_string(p.slice_height) + " t=" + std::to_string(p.threads_per_row) + " sigma=" + std::to_string(p.sigma) +
-         " index=" + std::to_string(int(p.index));
+         " index=" + std::to_string(int(p.index)) + " values=" + std::to_string(int(p.values)) + (p.shared_table ? " shared-table" : "");
 }
 inline std::string describe(const gpumats::bellpack::Params &p)
 {

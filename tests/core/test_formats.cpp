@@ -177,7 +177,7 @@ void run_all(const char *vname)
                                     [](const SM &M) { return sellp::footprint(M); },
                                     [](const SM &M) {
                                       return bytes_of(M.slice_ptr) + bytes_of(M.col_ind) + bytes_of(M.col_delta) + bytes_of(M.col_base) + bytes_of(M.val) +
-                                             bytes_of(M.row_perm);
+                                             bytes_of(M.row_perm) + bytes_of(M.dict) + bytes_of(M.code8) + bytes_of(M.code16);
                                     }};
   FormatOps<BM, bellpack::Params, V> b{[](const Csr<V> &A, const bellpack::Params &p) { return bellpack::from_csr(A.view(), p); },
                                        [](const BM &M) { return bellpack::to_csr(M); },
@@ -187,6 +187,12 @@ void run_all(const char *vname)
                                        [](const BM &M) { return bytes_of(M.part_ptr) + bytes_of(M.block_col) + bytes_of(M.val) + bytes_of(M.row_perm); }};
   run_format<V>("cmrs", c, cmrs_sweep(), mats, true, vname);
   run_format<V>("sellp", s, sellp_sweep(), mats, true, vname);
+  // the dictionary form (forced: every edge case has at most 65536 distinct values) on a reduced
+  // sweep: the layout parameters are independent of how values are stored
+  std::vector<sellp::Params> sd;
+  for (const sellp::Params &p : sellp_sweep())
+    if (p.sigma == 1 || p.sigma == p.slice_height) sd.push_back({p.slice_height, p.threads_per_row, p.sigma, p.index, sellp::Values::kDictionary});
+  run_format<V>("sellp-dictionary", s, sd, mats, true, vname);
   // block fill multiplies x entries by explicit zeros, so an Inf in x may reach a neighbour row
   // (or, with the transpose, a neighbour column)
   run_format<V>("bellpack", b, bellpack_sweep(std::is_same<V, double>::value), mats, false, vname);
@@ -516,6 +522,126 @@ void bellpack_model()
   check::record(valid, "bellpack-model/chooses-a-power-of-two-partition");
 }
 
+// A matrix of the pattern of `pattern` whose k-th entry holds values[k % values.size()].
+template <class V>
+Csr<V> with_values(const Csr<double> &pattern, const std::vector<V> &values)
+{
+  Csr<V> A = testmat::cast<V>(pattern);
+  for (std::size_t k = 0; k < A.val.size(); ++k) A.val[k] = values[k % values.size()];
+  return A;
+}
+
+template <class V>
+bool same_bits(const std::vector<V> &a, const std::vector<V> &b)
+{
+  return a.size() == b.size() && (a.empty() || !std::memcmp(a.data(), b.data(), a.size() * sizeof(V)));
+}
+
+// The dictionary form against the plain form of the same matrix: values back bit for bit, and
+// host products (forward and transposed, all epilogues) bitwise equal, the summation order being
+// the same. Returns "" or the reason.
+template <class V>
+std::string dictionary_vs_plain(const Csr<V> &A, sellp::Params p, int expect_code_bytes)
+{
+  p.values         = sellp::Values::kPlain;
+  const auto P     = sellp::from_csr(A.view(), p);
+  p.values         = sellp::Values::kDictionary;
+  const auto D     = sellp::from_csr(A.view(), p);
+  if (D.code_bytes != expect_code_bytes) return "code bytes " + std::to_string(D.code_bytes) + ", expected " + std::to_string(expect_code_bytes);
+  if (D.values_compressed() != (expect_code_bytes != 0) || (expect_code_bytes && !D.val.empty())) return "values_compressed/val inconsistent";
+  if (!same_bits(sellp::to_csr(D).val, A.val)) return "round trip changes value bits";
+  // the table the device encoder is given (sorted by bit pattern) is the host's
+  if (expect_code_bytes && !same_bits(sellp::dictionary_table(A.val.data(), A.nnz()), D.dict)) return "dictionary_table differs from the host's table";
+  if (!expect_code_bytes && !sellp::dictionary_table(A.val.data(), A.nnz()).empty()) return "dictionary_table of too many values is not empty";
+  for (std::size_t k = 1; k < D.dict.size(); ++k)
+    if (!(sellp::value_bits(D.dict[k - 1]) < sellp::value_bits(D.dict[k]))) return "table not sorted by bit pattern";
+  const Footprint fp = sellp::footprint(D), fq = sellp::footprint(P);
+  if (fp.index_bytes != fq.index_bytes) return "index bytes differ";
+  if (expect_code_bytes && fp.value_bytes != expect_code_bytes * D.stored() + std::int64_t(sizeof(V) * D.dict.size())) return "value bytes miscounted";
+  for (const bool trans : {false, true}) {
+    const std::int64_t   n = trans ? A.ncols : A.nrows, m = trans ? A.nrows : A.ncols;
+    const std::vector<V> x = testmat::random_vector<V>(m, 5), y0 = testmat::random_vector<V>(n, 6);
+    for (const double beta : {0.0, -0.5}) {
+      std::vector<V> a = y0, b = y0;
+      auto           go = [&](const sellp::Matrix<V> &M, std::vector<V> &y) {
+        const Epilogue<V> ep{V(1.5), V(beta), y.data(), y.data()};
+        trans ? sellp::spmv_transpose(M, x.data(), ep) : sellp::spmv(M, x.data(), ep);
+      };
+      go(P, a), go(D, b);
+      if (!same_bits(a, b)) return std::string(trans ? "transpose " : "") + "product differs from the plain form's";
+    }
+  }
+  return "";
+}
+
+template <class V>
+void dictionary_values(const char *vname)
+{
+  const std::string pre = std::string("sellp-dictionary/") + vname + "/";
+  // distinct counts at the bounds of the two code widths, and past the last: plain again
+  const Csr<double> pat = testmat::random_matrix(20000, 20000, 8, 0.05, 17); // > 65537 entries
+  check::record(pat.nnz() > 65537, pre + "pattern-large-enough");
+  for (const auto &c : std::vector<std::pair<std::int64_t, int>>{{1, 1}, {2, 1}, {255, 1}, {256, 1}, {257, 2}, {65536, 2}, {65537, 0}}) {
+    std::vector<V> vals;
+    for (std::int64_t k = 0; k < c.first; ++k) vals.push_back(V(1) + V(k) / V(65536 * 4)); // distinct in float too
+    const Csr<V>      A   = with_values(pat, vals);
+    const std::string why = dictionary_vs_plain(A, sellp::Params{32, 1, 1, sellp::Index::k16_if_possible}, c.second);
+    check::record(why.empty(), pre + std::to_string(c.first) + "-distinct", why);
+    check::record(sellp::count_distinct(A.val.data(), A.nnz(), sellp::kMaxDictionary) == std::min(c.first, sellp::kMaxDictionary + 1),
+                  pre + std::to_string(c.first) + "-counted");
+  }
+  // bit patterns, not ==: -0.0 and 0.0 are two codes, NaN payloads and infinities survive
+  {
+    std::vector<V> vals{V(0), -V(0), std::numeric_limits<V>::infinity(), -std::numeric_limits<V>::infinity(), std::numeric_limits<V>::quiet_NaN(),
+                        std::numeric_limits<V>::denorm_min(), V(-1)};
+    V nan2 = std::numeric_limits<V>::quiet_NaN();
+    reinterpret_cast<unsigned char *>(&nan2)[0] ^= 0x5; // another payload
+    vals.push_back(nan2);
+    const Csr<V> A = with_values(testmat::random_matrix(50, 50, 6, 0.1, 3), vals);
+    const auto   D = sellp::from_csr(A.view(), sellp::Params{4, 2, 1, sellp::Index::k32, sellp::Values::kDictionary});
+    check::record(D.code_bytes == 1 && D.dict.size() == vals.size() && same_bits(sellp::to_csr(D).val, A.val), pre + "special-values-exact",
+                  "table of " + std::to_string(D.dict.size()));
+  }
+  // empty rows, one dense row, fewer rows than a slice, every layout parameter
+  {
+    Csr<double> E;
+    E.nrows = 5, E.ncols = 40;
+    E.row_ptr = {0, 0, 40, 40, 42, 42};
+    for (int c = 0; c < 40; ++c) E.col_ind.push_back(c);
+    E.col_ind.push_back(3), E.col_ind.push_back(39);
+    E.val.assign(42, 0.0);
+    const Csr<V> A = with_values(E, std::vector<V>{V(2), V(-1), V(0.25)});
+    std::string  why;
+    for (const sellp::Params &p : sellp_sweep())
+      if (why.empty()) {
+        why = dictionary_vs_plain(A, p, 1);
+        if (!why.empty()) why = describe(p) + ": " + why;
+      }
+    check::record(why.empty(), pre + "empty-dense-short-rows", why);
+    Csr<V> Z = testmat::cast<V>(E);
+    Z.row_ptr.assign(6, 0), Z.col_ind.clear(), Z.val.clear(); // no entries: nothing to compress
+    check::record(!sellp::from_csr(Z.view(), sellp::Params{8, 1, 1, sellp::Index::k32, sellp::Values::kDictionary}).values_compressed(), pre + "no-entries-stay-plain");
+  }
+  // auto: a 5-point stencil (3 values) is compressed; a small matrix whose table would cost more
+  // than the codes save stays plain, as does one of general values
+  {
+    Csr<V> S = testmat::cast<V>(testmat::poisson2d(60)); // its values are random: set the stencil's
+    for (std::int64_t i = 0; i < S.nrows; ++i)
+      for (std::int32_t k = S.row_ptr[i]; k < S.row_ptr[i + 1]; ++k) S.val[k] = S.col_ind[k] == i ? V(4) : V(-1);
+    const auto   a = sellp::from_csr(S.view(), sellp::Params{32, 1, 1, sellp::Index::k32, sellp::Values::kAuto});
+    check::record(a.code_bytes == 1 && a.dict.size() == 2 && sellp::footprint(a).value_bytes == a.stored() + 2 * std::int64_t(sizeof(V)),
+                  pre + "auto-compresses-stencil", "code bytes " + std::to_string(a.code_bytes));
+    std::vector<V> vals;
+    for (int k = 0; k < 200; ++k) vals.push_back(V(k + 1));
+    const Csr<V> T = with_values(testmat::random_matrix(40, 40, 5, 0, 9), vals);
+    check::record(T.nnz() <= 200 && !sellp::from_csr(T.view(), sellp::Params{8, 1, 1, sellp::Index::k32, sellp::Values::kAuto}).values_compressed(),
+                  pre + "auto-declines-when-table-dominates");
+    const Csr<V> R = testmat::cast<V>(testmat::random_matrix(20000, 20000, 8, 0, 4));
+    check::record(!sellp::from_csr(R.view(), sellp::Params{32, 1, 1, sellp::Index::k32, sellp::Values::kAuto}).values_compressed(), pre + "auto-declines-general-values");
+  }
+  expect_error(pre + "bad-mode", [] { sellp::check_params(sellp::Params{8, 1, 1, sellp::Index::k32, sellp::Values(7)}); }, "value form");
+}
+
 } // namespace
 
 int main()
@@ -525,6 +651,8 @@ int main()
   value_updates<double>("double");
   value_updates<float>("float");
   value_update_limits();
+  dictionary_values<double>("double");
+  dictionary_values<float>("float");
   bad_input();
   footprint_values();
   bellpack_model();

@@ -199,6 +199,60 @@ bool cmrs_case(const Csr<V> &A, const cmrs::Params &p, std::string &why)
   return check_spmv_transpose(*conv, A, host_t, true, why);
 }
 
+// The dictionary form of SELL-P (values as codes into a table): uploaded arrays come back as
+// they went, the footprint counts codes and table exactly, products match the reference, the
+// transpose matches the dictionary host reference, and y = A x is bitwise the plain device copy's
+// (same values, same order of summation, same kernel but for the value load).
+template <class V>
+bool sellp_dictionary_case(const Csr<V> &A0, sellp::Params p, std::int64_t distinct, std::string &why)
+{
+  Csr<V> A = A0;
+  for (std::size_t k = 0; k < A.val.size(); ++k) A.val[k] = A0.val[k % std::size_t(distinct)];
+  p.values      = sellp::Values::kPlain;
+  const auto Hp = sellp::from_csr(A.view(), p);
+  p.values      = sellp::Values::kDictionary;
+  const auto H  = sellp::from_csr(A.view(), p);
+  if (A.nnz() && !H.values_compressed()) return why = "not compressed", false;
+  auto       up = sellp::to_device(H);
+  auto       pl = sellp::to_device(Hp);
+  const auto D  = sellp::download(*up);
+  if (up->values_compressed() != H.values_compressed() || D.code_bytes != H.code_bytes || D.code8 != H.code8 || D.code16 != H.code16 ||
+      !bits_equal(D.dict, H.dict) || (H.values_compressed() && !D.val.empty()))
+    return why = "download differs from the uploaded dictionary form", false;
+  if (!check_bytes(*up, 0, "dictionary", why)) return false;
+  if (!check_spmv(*up, A, true, why)) return false;
+  // the glue's path: converted on the device, then encoded there against the sorted table
+  if (A.nnz()) {
+    auto       conv = sellp::build_on_device(A.view(), p);
+    sellp::encode_values(*conv, sellp::dictionary_table(A.val.data(), A.nnz()));
+    const auto C    = sellp::download(*conv);
+    if (!conv->values_compressed() || C.code_bytes != H.code_bytes || C.code8 != H.code8 || C.code16 != H.code16 || !bits_equal(C.dict, H.dict) ||
+        C.col_ind != H.col_ind || C.col_delta != H.col_delta)
+      return why = "device encoding differs from the host's", false;
+    if (!check_bytes(*conv, 0, "encoded on the device", why) || !check_spmv(*conv, A, true, why)) return why = "encoded on the device: " + why, false;
+  }
+  const std::function<void(const V *, const Epilogue<V> &)> host_t = [&](const V *x, const Epilogue<V> &ep) { sellp::spmv_transpose(H, x, ep); };
+  if (!check_spmv_transpose(*up, A, host_t, true, why)) return false;
+  // the table staged in shared memory (1-byte codes; other widths ignore the flag)
+  sellp::Params ps = p;
+  ps.shared_table  = true;
+  auto sh          = sellp::to_device(sellp::from_csr(A.view(), ps));
+  if (!check_spmv(*sh, A, true, why)) return why = "shared table: " + why, false;
+  if (!check_spmv_transpose(*sh, A, host_t, true, why)) return why = "shared table: " + why, false;
+  const std::vector<V> x = testmat::random_vector<V>(A.ncols, 3);
+  DeviceArray<V>       dx(x), y1(std::vector<V>(std::size_t(A.nrows))), y2(std::vector<V>(std::size_t(A.nrows))), y3(std::vector<V>(std::size_t(A.nrows)));
+  for (cuda::LoadPolicy pol : {cuda::LoadPolicy::kStream, cuda::LoadPolicy::kDefault}) {
+    up->load_policy = pl->load_policy = sh->load_policy = pol;
+    up->spmv(dx.p, Epilogue<V>{V(1), V(0), nullptr, y1.p}, nullptr);
+    pl->spmv(dx.p, Epilogue<V>{V(1), V(0), nullptr, y2.p}, nullptr);
+    sh->spmv(dx.p, Epilogue<V>{V(1), V(0), nullptr, y3.p}, nullptr);
+    cudaDeviceSynchronize();
+    if (!bits_equal(y1.get(), y2.get())) return why = "y = A x differs in bits from the plain copy's", false;
+    if (!bits_equal(y3.get(), y2.get())) return why = "shared table: y = A x differs in bits from the plain copy's", false;
+  }
+  return true;
+}
+
 template <class V>
 bool sellp_case(const Csr<V> &A, const sellp::Params &p, std::string &why)
 {
@@ -216,7 +270,12 @@ bool sellp_case(const Csr<V> &A, const sellp::Params &p, std::string &why)
   if (!check_spmv(*conv, A, true, why)) return false;
   const std::function<void(const V *, const Epilogue<V> &)> host_t = [&](const V *x, const Epilogue<V> &ep) { sellp::spmv_transpose(H, x, ep); };
   if (!check_spmv_transpose(*up, A, host_t, true, why)) return why = "uploaded: " + why, false;
-  return check_spmv_transpose(*conv, A, host_t, true, why);
+  if (!check_spmv_transpose(*conv, A, host_t, true, why)) return false;
+  // the value dictionary: A's own values cycled through 5 of them (1-byte codes) and through 300
+  // (2-byte codes, where A has that many entries)
+  for (const std::int64_t distinct : {std::int64_t(5), std::int64_t(300)})
+    if (!sellp_dictionary_case(A, p, distinct, why)) return why = "dictionary of " + std::to_string(distinct) + ": " + why, false;
+  return true;
 }
 
 template <class V>

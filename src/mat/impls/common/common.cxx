@@ -504,6 +504,11 @@ void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> 
 bool FormatOperator::update_values(const CsrIn &A, PetscInt block_size, bool device, void *stream)
 {
   const std::int64_t nnz = A.nnz();
+  std::int64_t       n   = 0;
+  Scalar *const      val = values(&n);
+  // values not held as an array to refill (SELL-P's dictionary: the new values may need another
+  // table): the caller rebuilds
+  if (!val && footprint().stored > 0) return false;
   if (!slots_.ready()) {
     if (!slot_map_exact<Scalar>(nnz)) return false;
     // the slot build: the same block with its positions + 1 as values, through the same order,
@@ -512,14 +517,13 @@ bool FormatOperator::update_values(const CsrIn &A, PetscInt block_size, bool dev
     Staged              s;
     const CsrIn         B    = stage(slot_csr(A, storage), reorder_.order(), tail_.split_at(), rowmap_.active(), s);
     const auto          copy = build_like(B, block_size, device);
-    std::int64_t        n    = 0;
-    const Scalar       *v    = copy->values(&n);
+    std::int64_t        nv   = 0;
+    const Scalar       *v    = copy->values(&nv);
+    if (!v && copy->footprint().stored > 0) return false; // the slot copy compressed its values too
     std::vector<std::int32_t> tail(s.T.val.size());
     slots_from_values(s.T.val.data(), std::int64_t(tail.size()), tail.data());
-    slots_.build(v, n, tail, nnz, device, stream);
+    slots_.build(v, nv, tail, nnz, device, stream);
   }
-  std::int64_t  n   = 0;
-  Scalar *const val = values(&n);
   slots_.gather(nnz ? A.val + A.row_ptr[0] : A.val, nnz, val, n, tail_.values(device), tail_.nnz(), device, stream);
   return true;
 }
@@ -617,7 +621,7 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
       if (counts) counts->values_only++;
       PetscCall(PetscInfo(block, "%s copy: values only, the nonzero pattern being unchanged since it was built: %" PetscInt64_FMT " CSR values gathered%s\n", f.title,
                           (PetscInt64)A.nnz(), had ? "" : " (slot maps made now)"));
-    } else full = "the slot map of this many entries would not be exact in this scalar type";
+    } else full = "the copy holds its values compressed (a value dictionary), or its slot map would not be exact in this scalar type";
   }
   if (full && !err) {
     PetscCall(PetscLogEventBegin(f.convert_event, block, 0, 0, 0));

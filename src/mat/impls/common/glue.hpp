@@ -206,8 +206,10 @@ public:
   // tail's are gathered through the slot maps (ValueSlots), made at the first call after a
   // conversion by building the copy once more from slot values (core/values.hpp), with the same
   // order, split, row map and resolved parameters. On the host or the GPU, as the copy; returns
-  // with the copy current. false, and the copy untouched: the slot build cannot be exact in this
-  // scalar type (a float PETSc and more than 2^24 entries), and the caller converts in full. Throws
+  // with the copy current. false, and the copy untouched: the copy holds its values compressed
+  // (SELL-P's value dictionary, whose table the new values may not fit), or the slot build cannot
+  // be exact in this scalar type (a float PETSc and more than 2^24 entries); the caller then
+  // converts in full. Throws
   // like build_copy, and then the copy must be converted anew (its values may be half refilled).
   bool update_values(const CsrIn &A, PetscInt block_size, bool device, void *stream);
   // after new parameters or a failed update: the next change converts in full

@@ -20,6 +20,18 @@
 
 namespace gpumats {
 
+// whether a format core's Matrix holds its values in another form than its val array
+template <class M>
+auto compressed(const M &m, int) -> decltype(m.values_compressed())
+{
+  return m.values_compressed();
+}
+template <class M>
+bool compressed(const M &, long)
+{
+  return false;
+}
+
 template <class T>
 class TraitsOperator final : public FormatOperator {
 public:
@@ -48,7 +60,9 @@ public:
   Scalar *values(std::int64_t *count) override
   {
     *count = 0;
-    if (host_) { // every format's Matrix keeps its values in val, apart from its indices
+    if (host_) { // every format's Matrix keeps its values in val, apart from its indices,
+      // unless it holds them compressed (SELL-P's dictionary): then there is no array to refill
+      if (compressed(*host_, 0)) return nullptr;
       *count = std::int64_t(host_->val.size());
       return host_->val.data();
     }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "../common/core/csr.hpp"
+#include "dictionary.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -35,6 +36,8 @@ struct Params {
   int   threads_per_row = 4; // t
   int   sigma           = 1; // sorting window in rows; 1 = no sorting
   Index index           = Index::k32;
+  Values values         = Values::kPlain; // dictionary.hpp
+  bool   shared_table   = false;          // GPU, 1-byte codes: table staged in shared memory per block
 };
 
 constexpr int kMaxThreads = 1024; // b*t threads form one CUDA block
@@ -51,6 +54,7 @@ inline void check_params(const Params &p)
     throw FormatError("SELL-P: slice height x threads per row = " + std::to_string(p.slice_height * p.threads_per_row) +
                       " exceeds 1024 threads per CUDA block; lower one of them");
   if (int(p.index) < 0 || int(p.index) > 2) throw FormatError("SELL-P: unknown column index form " + std::to_string(int(p.index)));
+  if (int(p.values) < 0 || int(p.values) > 2) throw FormatError("SELL-P: unknown value form " + std::to_string(int(p.values)));
   if (p.sigma < 1 || (p.sigma > 1 && p.sigma % p.slice_height))
     throw FormatError("SELL-P: sigma " + std::to_string(p.sigma) + " must be 1 (no sorting) or a positive multiple of the slice height " +
                       std::to_string(p.slice_height));
@@ -65,13 +69,21 @@ struct Matrix {
   std::vector<std::int32_t>  col_ind;         // 32-bit form: column, or kPadColumn
   std::vector<std::uint16_t> col_delta;       // 16-bit form: column - col_base[slice column], or kPadDelta
   std::vector<std::int32_t>  col_base;        // 16-bit form: one base per slice column (stored / b)
-  std::vector<V>             val;
+  std::vector<V>             val;             // plain values (empty when code_bytes != 0)
+  int                        code_bytes = 0;  // dictionary form: 1 or 2 bytes per entry, 0 = plain values
+  std::vector<V>             dict;            // dictionary form: the distinct values
+  std::vector<std::uint8_t>  code8;           // dictionary form, 1-byte codes into dict (padding: 0)
+  std::vector<std::uint16_t> code16;          // dictionary form, 2-byte codes
   std::vector<std::int32_t> row_perm;     // stored position -> original row; empty when sigma == 1
   std::vector<std::int32_t> row_len;      // entries of each stored row before padding (host only; to_csr)
 
   std::int64_t slices() const { return std::int64_t(slice_ptr.size()) - 1; }
   std::int64_t width(std::int64_t s) const { return (slice_ptr[s + 1] - slice_ptr[s]) / params.slice_height; }
-  std::int64_t stored() const { return std::int64_t(val.size()); }
+  std::int64_t stored() const { return slice_ptr.back(); }
+  // whether val holds the values; a values-only update writing into val must rebuild instead
+  bool values_compressed() const { return code_bytes != 0; }
+  // value of stored entry e, in either value form
+  V value(std::int64_t e) const { return code_bytes == 0 ? val[e] : dict[code_bytes == 1 ? code8[e] : code16[e]]; }
   std::int64_t original_row(std::int64_t pos) const { return row_perm.empty() ? pos : row_perm[pos]; }
   // column of stored entry e, or kPadColumn
   std::int32_t column(std::int64_t e) const
@@ -90,7 +102,8 @@ Footprint footprint(const Matrix<V> &A)
   f.nnz         = A.nnz;
   f.stored      = A.stored();
   f.index_bytes = (A.index16 ? 2 * A.stored() + 4 * std::int64_t(A.col_base.size()) : 4 * A.stored()) + 4 * (A.slices() + 1 + std::int64_t(A.row_perm.size()));
-  f.value_bytes = std::int64_t(sizeof(V)) * A.stored();
+  f.value_bytes = A.code_bytes ? std::int64_t(A.code_bytes) * A.stored() + std::int64_t(sizeof(V)) * std::int64_t(A.dict.size())
+                               : std::int64_t(sizeof(V)) * A.stored();
   return f;
 }
 
@@ -148,6 +161,31 @@ void compress_columns(Matrix<V> &M)
   M.col_ind.clear();
   M.col_ind.shrink_to_fit();
   M.index16 = true;
+}
+
+// Replaces the plain values by codes into one table of the distinct values (dictionary.hpp) when
+// the mode asks for it and the matrix has few enough; otherwise leaves them plain. Returns whether
+// it did. Padding (kPadColumn) is skipped: it keeps code 0 and the kernels never read its value.
+template <class V>
+bool compress_values(Matrix<V> &M, Values mode)
+{
+  if (mode == Values::kPlain || !M.stored()) return false;
+  DictionaryBuilder<V>    d;
+  std::vector<std::int32_t> code(std::size_t(M.stored()), 0);
+  for (std::int64_t e = 0; e < M.stored(); ++e)
+    if (M.column(e) != kPadColumn && (code[e] = d.code(M.val[e], kMaxDictionary)) < 0) return false;
+  const double index = double(footprint(M).index_bytes) / double(M.stored());
+  if (!use_dictionary<V>(mode, std::int64_t(d.table.size()), M.stored(), index)) return false;
+  M.code_bytes                          = code_bytes_for(std::int64_t(d.table.size()));
+  const std::vector<std::int32_t> renumber = d.sort(); // padding keeps code 0
+  for (std::int64_t e = 0; e < M.stored(); ++e)
+    if (M.column(e) != kPadColumn) code[e] = renumber[code[e]];
+  if (M.code_bytes == 1) M.code8.assign(code.begin(), code.end());
+  else M.code16.assign(code.begin(), code.end());
+  M.dict = std::move(d.table);
+  M.val.clear();
+  M.val.shrink_to_fit();
+  return true;
 }
 
 // Entries the layout stores (padding included) for these parameters, from the row lengths alone.
@@ -219,6 +257,7 @@ Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
     }
   }
   if (p.index != Index::k32 && M.stored()) compress_columns(M); // as on the device: an empty layout stays 32-bit
+  compress_values(M, p.values);                                  // after the columns: auto weighs their final bytes
   return M;
 }
 
@@ -238,7 +277,7 @@ Csr<V> to_csr(const Matrix<V> &M)
     const std::int64_t s = pos / b, i = pos % b, dst = C.row_ptr[M.original_row(pos)];
     for (std::int64_t k = 0; k < M.row_len[pos]; ++k) {
       C.col_ind[dst + k] = M.column(M.slice_ptr[s] + k * b + i);
-      C.val[dst + k]     = M.val[M.slice_ptr[s] + k * b + i];
+      C.val[dst + k]     = M.value(M.slice_ptr[s] + k * b + i);
     }
   }
   return C;

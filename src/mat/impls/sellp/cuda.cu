@@ -14,6 +14,7 @@
 #include "../common/cuda/blocks.cuh"
 #include "../common/cuda/check.cuh"
 #include "device.hpp"
+#include "values.cuh"
 
 namespace gpumats {
 namespace sellp {
@@ -44,9 +45,10 @@ __device__ __forceinline__ std::int32_t load_column(const void *col, const std::
   }
 }
 
-template <class V, LoadPolicy P, bool SHUFFLE, bool IDX16>
+// VS: where values come from (values.cuh): the plain array or the value dictionary's codes
+template <class V, LoadPolicy P, bool SHUFFLE, bool IDX16, class VS>
 __global__ void spmv_kernel(std::int64_t nslices, std::int64_t nrows, int b_log2, int t_log2, const std::int32_t *__restrict__ slice_ptr,
-                            const void *__restrict__ col, const std::int32_t *__restrict__ base, const V *__restrict__ val,
+                            const void *__restrict__ col, const std::int32_t *__restrict__ base, VS val,
                             const std::int32_t *__restrict__ perm, const V *__restrict__ x, Epilogue<V> ep)
 {
   extern __shared__ unsigned char smem_raw[];
@@ -55,24 +57,24 @@ __global__ void spmv_kernel(std::int64_t nslices, std::int64_t nrows, int b_log2
   const int          i       = local & ((1 << b_log2) - 1), j = local >> b_log2;
   const std::int64_t s       = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> bt_log2;
 
+  val.prepare();
   V sum = V(0);
   if (s < nslices) {
     const std::int32_t off   = slice_ptr[s];
     const std::int32_t steps = (slice_ptr[s + 1] - off) >> bt_log2; // entries per thread
     // entry kk of this thread: offset off + local + kk*b*t, in slice column off/b + j + kk*t
     const std::int64_t e0 = off + local, sc0 = (off >> b_log2) + j;
-    const V           *v  = val + e0;
     std::int32_t       kk = 0;
     for (; kk + 1 < steps; kk += 2) { // the paper's unroll by two: two independent load chains
       const std::int32_t c1 = load_column<IDX16, P>(col, base, e0 + (std::int64_t(kk) << bt_log2), sc0 + (std::int64_t(kk) << t_log2));
       const std::int32_t c2 = load_column<IDX16, P>(col, base, e0 + (std::int64_t(kk + 1) << bt_log2), sc0 + (std::int64_t(kk + 1) << t_log2));
-      const V            v1 = cuda::load_matrix<P>(v + (std::int64_t(kk) << bt_log2)), v2 = cuda::load_matrix<P>(v + (std::int64_t(kk + 1) << bt_log2));
+      const V            v1 = val.template load<P>(e0 + (std::int64_t(kk) << bt_log2)), v2 = val.template load<P>(e0 + (std::int64_t(kk + 1) << bt_log2));
       if (c1 != kPadColumn) sum += v1 * cuda::load_x(x, std::uint32_t(c1));
       if (c2 != kPadColumn) sum += v2 * cuda::load_x(x, std::uint32_t(c2));
     }
     if (kk < steps) {
       const std::int32_t c1 = load_column<IDX16, P>(col, base, e0 + (std::int64_t(kk) << bt_log2), sc0 + (std::int64_t(kk) << t_log2));
-      const V            v1 = cuda::load_matrix<P>(v + (std::int64_t(kk) << bt_log2));
+      const V            v1 = val.template load<P>(e0 + (std::int64_t(kk) << bt_log2));
       if (c1 != kPadColumn) sum += v1 * cuda::load_x(x, std::uint32_t(c1));
     }
   }
@@ -92,9 +94,9 @@ __global__ void spmv_kernel(std::int64_t nslices, std::int64_t nrows, int b_log2
   if (j == 0 && s < nslices && pos < nrows) ep.apply(perm ? perm[pos] : pos, sum);
 }
 
-template <class V, LoadPolicy P, bool IDX16>
+template <class V, LoadPolicy P, bool IDX16, class VS>
 __global__ void spmv_transpose_kernel(std::int64_t nslices, std::int64_t nrows, int b_log2, int t_log2, const std::int32_t *__restrict__ slice_ptr,
-                                      const void *__restrict__ col, const std::int32_t *__restrict__ base, const V *__restrict__ val,
+                                      const void *__restrict__ col, const std::int32_t *__restrict__ base, VS val,
                                       const std::int32_t *__restrict__ perm, const V *__restrict__ x, V alpha, V *__restrict__ out)
 {
   const int          bt_log2 = b_log2 + t_log2, bt = 1 << bt_log2;
@@ -102,6 +104,7 @@ __global__ void spmv_transpose_kernel(std::int64_t nslices, std::int64_t nrows, 
   const int          i       = local & ((1 << b_log2) - 1), j = local >> b_log2;
   const std::int64_t s       = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> bt_log2;
   const std::int64_t pos     = (s << b_log2) + i;
+  val.prepare();
   // rows past the matrix (the last slice) hold only padding, and x has no entry for them
   if (s >= nslices || pos >= nrows) return;
   const V            xr    = alpha * cuda::load_x(x, std::uint32_t(perm ? perm[pos] : pos));
@@ -110,7 +113,7 @@ __global__ void spmv_transpose_kernel(std::int64_t nslices, std::int64_t nrows, 
   const std::int64_t e0 = off + local, sc0 = (off >> b_log2) + j;
   for (std::int32_t kk = 0; kk < steps; ++kk) {
     const std::int32_t c = load_column<IDX16, P>(col, base, e0 + (std::int64_t(kk) << bt_log2), sc0 + (std::int64_t(kk) << t_log2));
-    const V            v = cuda::load_matrix<P>(val + e0 + (std::int64_t(kk) << bt_log2));
+    const V            v = val.template load<P>(e0 + (std::int64_t(kk) << bt_log2));
     if (c != kPadColumn) atomicAdd(out + c, v * xr);
   }
 }
@@ -123,18 +126,37 @@ public:
   bool                      index16 = false;
   std::vector<std::int32_t> row_len; // host copy, only for download()
   Buffer                    slice_ptr, col, base, val, perm;
+  int                       code_bytes = 0; // value dictionary: codes of 1 or 2 bytes into table; val unused
+  Buffer                    codes, table;
+
+  bool values_compressed() const override { return code_bytes != 0; }
+  // calls f with the value source of this copy's form (values.cuh)
+  template <class F>
+  void with_values(F &&f) const
+  {
+    if (code_bytes == 1 && params.shared_table)
+      f(SharedDictionaryValues<V>{codes.as<std::uint8_t>(), table.as<V>(), int(table.bytes() / sizeof(V)), nullptr});
+    else if (code_bytes == 1) f(DictionaryValues<V, std::uint8_t>{codes.as<std::uint8_t>(), table.as<V>()});
+    else if (code_bytes == 2) f(DictionaryValues<V, std::uint16_t>{codes.as<std::uint16_t>(), table.as<V>()});
+    else f(PlainValues<V>{val.as<V>()});
+  }
 
   template <bool SHUFFLE, bool IDX16>
   void launch(const V *x, const Epilogue<V> &ep, cudaStream_t st, int b_log2, int t_log2, int block, std::int64_t grid) const
+  {
+    with_values([&](auto vs) { launch_values<SHUFFLE, IDX16>(vs, x, ep, st, b_log2, t_log2, block, grid); });
+  }
+  template <bool SHUFFLE, bool IDX16, class VS>
+  void launch_values(VS vs, const V *x, const Epilogue<V> &ep, cudaStream_t st, int b_log2, int t_log2, int block, std::int64_t grid) const
   {
     const std::size_t smem = SHUFFLE ? 0 : block * sizeof(V);
     const auto       *pm   = perm.get() ? perm.as<std::int32_t>() : nullptr;
     auto go = [&](auto kernel) {
       kernel<<<unsigned(grid), block, smem, st>>>(nslices, nrows, b_log2, t_log2, slice_ptr.as<std::int32_t>(), col.get(), base.as<std::int32_t>(),
-                                                  val.as<V>(), pm, x, ep);
+                                                  vs, pm, x, ep);
     };
-    if (this->load_policy == LoadPolicy::kStream) go(spmv_kernel<V, LoadPolicy::kStream, SHUFFLE, IDX16>);
-    else go(spmv_kernel<V, LoadPolicy::kDefault, SHUFFLE, IDX16>);
+    if (this->load_policy == LoadPolicy::kStream) go(spmv_kernel<V, LoadPolicy::kStream, SHUFFLE, IDX16, VS>);
+    else go(spmv_kernel<V, LoadPolicy::kDefault, SHUFFLE, IDX16, VS>);
   }
 
   void spmv(const V *x, const Epilogue<V> &ep, void *stream) const override
@@ -156,19 +178,24 @@ public:
     const int          block  = std::max(bt, kMinBlock);
     const std::int64_t grid   = (nslices * bt + block - 1) / block;
     const auto        *pm     = perm.get() ? perm.as<std::int32_t>() : nullptr;
-    auto go = [&](auto kernel) {
-      kernel<<<unsigned(grid), block, 0, static_cast<cudaStream_t>(stream)>>>(nslices, nrows, b_log2, t_log2, slice_ptr.as<std::int32_t>(), col.get(),
-                                                                              base.as<std::int32_t>(), val.as<V>(), pm, x, ep.alpha, ep.out);
-    };
-    if (this->load_policy == LoadPolicy::kStream) index16 ? go(spmv_transpose_kernel<V, LoadPolicy::kStream, true>) : go(spmv_transpose_kernel<V, LoadPolicy::kStream, false>);
-    else index16 ? go(spmv_transpose_kernel<V, LoadPolicy::kDefault, true>) : go(spmv_transpose_kernel<V, LoadPolicy::kDefault, false>);
+    with_values([&](auto vs) {
+      using VS = decltype(vs);
+      auto go  = [&](auto kernel) {
+        kernel<<<unsigned(grid), block, 0, static_cast<cudaStream_t>(stream)>>>(nslices, nrows, b_log2, t_log2, slice_ptr.as<std::int32_t>(), col.get(),
+                                                                                base.as<std::int32_t>(), vs, pm, x, ep.alpha, ep.out);
+      };
+      if (this->load_policy == LoadPolicy::kStream)
+        index16 ? go(spmv_transpose_kernel<V, LoadPolicy::kStream, true, VS>) : go(spmv_transpose_kernel<V, LoadPolicy::kStream, false, VS>);
+      else index16 ? go(spmv_transpose_kernel<V, LoadPolicy::kDefault, true, VS>) : go(spmv_transpose_kernel<V, LoadPolicy::kDefault, false, VS>);
+    });
     cuda::check_launch("SELL-P transpose SpMV kernel");
   }
-  std::size_t bytes() const override { return slice_ptr.bytes() + col.bytes() + base.bytes() + val.bytes() + perm.bytes(); }
+  std::size_t bytes() const override { return slice_ptr.bytes() + col.bytes() + base.bytes() + val.bytes() + perm.bytes() + codes.bytes() + table.bytes(); }
   V *values(std::int64_t *count) override
   {
-    *count = this->footprint.stored; // values are separate from the indices: a gather refills them
-    return val.template as<V>();
+    // values are separate from the indices, so a gather refills them; not so for dictionary codes
+    *count = code_bytes ? 0 : this->footprint.stored;
+    return code_bytes ? nullptr : val.template as<V>();
   }
 };
 
@@ -229,7 +256,11 @@ std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
   } else {
     D->col = cuda::upload(M.col_ind.data(), M.col_ind.size());
   }
-  D->val = cuda::upload(M.val.data(), M.val.size());
+  D->val        = cuda::upload(M.val.data(), M.val.size()); // empty in the dictionary form
+  D->code_bytes = M.code_bytes;
+  if (M.code_bytes == 1) D->codes = cuda::upload(M.code8.data(), M.code8.size());
+  if (M.code_bytes == 2) D->codes = cuda::upload(M.code16.data(), M.code16.size());
+  if (M.code_bytes) D->table = cuda::upload(M.dict.data(), M.dict.size());
   if (!M.row_perm.empty()) D->perm = cuda::upload(M.row_perm.data(), M.row_perm.size());
   D->footprint = footprint(M);
   return D;
@@ -340,12 +371,89 @@ Matrix<V> download(const cuda::Operator<V> &op)
   } else if (stored) {
     cuda::copy_to_host_sync(M.col_ind.data(), D.col.get(), stored * sizeof(std::int32_t), nullptr);
   }
-  if (stored) cuda::copy_to_host_sync(M.val.data(), D.val.get(), stored * sizeof(V), nullptr);
+  M.code_bytes = D.code_bytes;
+  if (D.code_bytes) { // the dictionary form: codes and table instead of values
+    M.val.clear();
+    M.dict.resize(D.table.bytes() / sizeof(V));
+    cuda::copy_to_host_sync(M.dict.data(), D.table.get(), D.table.bytes(), nullptr);
+    if (D.code_bytes == 1) M.code8.resize(stored), cuda::copy_to_host_sync(M.code8.data(), D.codes.get(), stored, nullptr);
+    else M.code16.resize(stored), cuda::copy_to_host_sync(M.code16.data(), D.codes.get(), stored * 2, nullptr);
+  } else if (stored) cuda::copy_to_host_sync(M.val.data(), D.val.get(), stored * sizeof(V), nullptr);
   if (D.perm.get()) {
     M.row_perm.resize(D.nrows);
     cuda::copy_to_host_sync(M.row_perm.data(), D.perm.get(), D.nrows * sizeof(std::int32_t), nullptr);
   }
   return M;
+}
+
+// ---- value dictionary, encoded on the device (dictionary.hpp) ---------------------------------
+// The host finds the distinct values (one hash pass over the CSR values, which it holds anyway) and
+// sorts them by bit pattern; the conversion stays on the GPU, and each stored entry's code is its
+// value's position in that table, found by binary search. The same table and codes as the host's
+// compress_values, array for array.
+
+namespace {
+
+template <class V>
+__device__ __forceinline__ std::uint64_t device_bits(V v)
+{
+  std::uint64_t b = 0;
+  memcpy(&b, &v, sizeof(V));
+  return b;
+}
+
+// One thread per stored entry. Padding gets code 0 (the kernels skip it by its column); a value
+// missing from the table (a caller's error) raises *missing.
+template <class V, class C, bool IDX16>
+__global__ void encode_kernel(std::int64_t stored, const void *__restrict__ col, const V *__restrict__ val, const V *__restrict__ table, int entries,
+                              C *__restrict__ code, int *__restrict__ missing)
+{
+  const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= stored) return;
+  const bool pad = IDX16 ? static_cast<const std::uint16_t *>(col)[e] == kPadDelta : static_cast<const std::int32_t *>(col)[e] == kPadColumn;
+  if (pad) {
+    code[e] = 0;
+    return;
+  }
+  const std::uint64_t key = device_bits(val[e]);
+  int                 lo = 0, hi = entries; // first table entry not below key
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (device_bits(table[mid]) < key) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < entries && device_bits(table[lo]) == key) code[e] = C(lo);
+  else atomicOr(missing, 1);
+}
+
+} // namespace
+
+template <class V>
+void encode_values(cuda::Operator<V> &op, const std::vector<V> &table)
+{
+  auto              &D = dynamic_cast<DeviceMatrix<V> &>(op);
+  const int          w = code_bytes_for(std::int64_t(table.size()));
+  const std::int64_t stored = D.footprint.stored;
+  if (!w || table.empty()) throw FormatError("SELL-P: a value dictionary holds 1 to 65536 values, not " + std::to_string(table.size()));
+  if (D.code_bytes) throw FormatError("SELL-P: the values are already encoded");
+  if (!stored) return;
+  Buffer codes(std::size_t(stored) * w), missing(sizeof(int));
+  Buffer tab = cuda::upload(table.data(), table.size());
+  int    bad = 0;
+  cuda::check(cudaMemset(missing.get(), 0, sizeof(int)), "cudaMemset");
+  auto go = [&](auto kernel, auto *out) {
+    kernel<<<unsigned((stored + 255) / 256), 256>>>(stored, D.col.get(), D.val.template as<V>(), tab.as<V>(), int(table.size()), out, missing.as<int>());
+  };
+  if (w == 1) D.index16 ? go(encode_kernel<V, std::uint8_t, true>, codes.as<std::uint8_t>()) : go(encode_kernel<V, std::uint8_t, false>, codes.as<std::uint8_t>());
+  else D.index16 ? go(encode_kernel<V, std::uint16_t, true>, codes.as<std::uint16_t>()) : go(encode_kernel<V, std::uint16_t, false>, codes.as<std::uint16_t>());
+  cuda::check_launch("SELL-P dictionary encode kernel");
+  cuda::copy_to_host_sync(&bad, missing.get(), sizeof(int), nullptr);
+  if (bad) throw FormatError("SELL-P: a stored value is missing from the value dictionary");
+  D.codes                  = std::move(codes);
+  D.table                  = std::move(tab);
+  D.val                    = Buffer();
+  D.code_bytes             = w;
+  D.footprint.value_bytes  = std::int64_t(w) * stored + std::int64_t(sizeof(V) * table.size());
 }
 
 #define GPUMATS_SELLP_INSTANTIATE(V)                                                                                         \
@@ -354,7 +462,8 @@ Matrix<V> download(const cuda::Operator<V> &op)
                                                                               const Params &);                                 \
   template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int64_t>(const CsrView<V, std::int64_t, std::int64_t> &, \
                                                                               const Params &);                                 \
-  template Matrix<V> download<V>(const cuda::Operator<V> &);
+  template Matrix<V> download<V>(const cuda::Operator<V> &);                                                                  \
+  template void      encode_values<V>(cuda::Operator<V> &, const std::vector<V> &);
 GPUMATS_SELLP_INSTANTIATE(float)
 GPUMATS_SELLP_INSTANTIATE(double)
 

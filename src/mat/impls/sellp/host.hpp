@@ -22,7 +22,7 @@ void spmv(const Matrix<V> &M, const V *x, const Epilogue<V> &ep)
         for (std::int64_t k = j; k < w; k += t) {
           const std::int64_t  e = M.slice_ptr[s] + k * b + i;
           const std::int32_t  c = M.column(e);
-          if (c != kPadColumn) sum += M.val[e] * x[c];
+          if (c != kPadColumn) sum += M.value(e) * x[c];
         }
         part[j] = sum;
       }
@@ -49,7 +49,7 @@ void spmv_transpose(const Matrix<V> &M, const V *x, const Epilogue<V> &ep)
       for (std::int64_t k = 0; k < M.width(s); ++k) {
         const std::int64_t e = M.slice_ptr[s] + k * b + i;
         const std::int32_t c = M.column(e);
-        if (c != kPadColumn) acc[std::size_t(c)] += M.val[e] * xr;
+        if (c != kPadColumn) acc[std::size_t(c)] += M.value(e) * xr;
       }
     }
   for (std::int64_t c = 0; c < M.ncols; ++c) ep.apply(c, acc[std::size_t(c)]);

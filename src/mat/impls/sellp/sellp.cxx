@@ -13,8 +13,13 @@ struct SellpTraits {
   // the core parameters plus which of them the user set; the others are chosen per matrix
   // 32-bit indices by default: on the H200 the 16-bit form's per-slice-column base costs more than
   // the bytes it saves on a 7-point stencil (poisson7 rows of config/tuning/h200.csv)
+  // Values plain by default until the dictionary kernel is measured on the GPU (issue 14): `auto`
+  // and `dictionary` are opt-in. resolve() counts the distinct values and decides; core.values is
+  // then kPlain or kDictionary, and `mode`/`dict_entries` remember why, for -mat_view.
   struct Params {
-    sellp::Params core{0, 0, 0, sellp::Index::k32};
+    sellp::Params core{0, 0, 0, sellp::Index::k32, sellp::Values::kPlain};
+    sellp::Values mode         = sellp::Values::kPlain; // as asked with -mat_sellp_values
+    std::int64_t  dict_entries = -1;                    // distinct values found by resolve (-1: not counted)
   };
   using Matrix = sellp::Matrix<Scalar>;
 
@@ -22,7 +27,9 @@ struct SellpTraits {
   {
     const char *indices[] = {"auto", "32", "16"}; // auto: 16-bit where every slice column allows
     PetscInt    b = p.core.slice_height, t = p.core.threads_per_row, sigma = p.core.sigma, ix = p.core.index == sellp::Index::k16_if_possible ? 0 : (p.core.index == sellp::Index::k32 ? 1 : 2);
-    PetscBool   set_b, set_t, set_s, set_i;
+    const char *values[] = {"plain", "dictionary", "auto"}; // the order of sellp::Values
+    PetscInt    vx       = PetscInt(p.mode);
+    PetscBool   set_b, set_t, set_s, set_i, set_v, shared = p.core.shared_table ? PETSC_TRUE : PETSC_FALSE;
 
     PetscFunctionBegin;
     PetscCall(PetscOptionsInt("-mat_sellp_slice_height", "Rows per SELL-P slice b: a power of two, 1-1024 (0: chosen per matrix)", "MATSELLP", b, &b, &set_b));
@@ -32,6 +39,15 @@ struct SellpTraits {
                               "MATSELLP", sigma, &sigma, &set_s));
     PetscCall(PetscOptionsEList("-mat_sellp_index", "Column indices: 16-bit deltas per slice column where they fit (auto), always 32-bit, or 16-bit (error if they do not fit)",
                                 "MATSELLP", indices, 3, indices[ix], &ix, &set_i));
+    // dictionary where the matrix has more than 65536 distinct values falls back to plain values
+    // with a PetscInfo line rather than failing: the values of a matrix change under the user
+    // (MatSetValues, MatScale) and an error in the middle of a solve helps nobody
+    PetscCall(PetscOptionsEList("-mat_sellp_values",
+                                "Values: plain, dictionary (1- or 2-byte codes into a table of the distinct values, exact; plain when there are more than 65536), or "
+                                "auto (the dictionary where it also cuts the bytes of a product by 25%)",
+                                "MATSELLP", values, 3, values[vx], &vx, &set_v));
+    PetscCall(PetscOptionsBool("-mat_sellp_dictionary_shared", "GPU, dictionary of at most 256 values: each thread block stages the table in shared memory (else read through the read-only cache)",
+                               "MATSELLP", shared, &shared, nullptr));
     PetscCheck(b == 0 || (b >= 1 && b <= sellp::kMaxThreads && sellp::is_pow2(int(b))), comm, PETSC_ERR_ARG_OUTOFRANGE,
                "-mat_sellp_slice_height %" PetscInt_FMT " is invalid: use a power of two from 1 to 1024", b);
     PetscCheck(t == 0 || (t >= 1 && t <= 32 && sellp::is_pow2(int(t))), comm, PETSC_ERR_ARG_OUTOFRANGE,
@@ -45,11 +61,11 @@ struct SellpTraits {
                "-mat_sellp_sigma %" PetscInt_FMT " is invalid: use 1 (no sorting) or a positive multiple of the slice height %" PetscInt_FMT
                " (32 when the slice height is chosen per matrix)",
                sigma, b ? b : 32);
-    (void)set_b, (void)set_t, (void)set_s, (void)set_i;
+    (void)set_b, (void)set_t, (void)set_s, (void)set_i, (void)set_v;
     const sellp::Index index[] = {sellp::Index::k16_if_possible, sellp::Index::k32, sellp::Index::k16};
-    Params             q{{int(b), int(t), int(sigma), index[ix]}};
+    Params             q{{int(b), int(t), int(sigma), index[ix], sellp::Values::kPlain, bool(shared)}, sellp::Values(vx), -1};
     *changed = (q.core.slice_height != p.core.slice_height || q.core.threads_per_row != p.core.threads_per_row || q.core.sigma != p.core.sigma ||
-                q.core.index != p.core.index)
+                q.core.index != p.core.index || q.mode != p.mode || q.core.shared_table != p.core.shared_table)
                  ? PETSC_TRUE
                  : PETSC_FALSE;
     p        = q;
@@ -76,7 +92,29 @@ struct SellpTraits {
       const std::int64_t stored = sellp::stored_entries(A, sellp::Params{int(b), q.core.threads_per_row, 1, q.core.index});
       q.core.sigma = (A.nnz() && double(stored) > kSortAbovePadding * double(A.nnz())) ? int(std::max<std::int64_t>(b, kSigmaRows / b * b)) : 1;
     }
+    resolve_values(q, A);
     return q;
+  }
+  // Counts the distinct values (stopping past 65536; a strided pass rejects general values after
+  // a few thousand lookups) and decides plain or dictionary with the core's rule, on the bytes per
+  // stored entry the columns will take. Runs on every build, so new values (MatSetValues after
+  // assembly, MatScale: the glue rebuilds the copy) get a new table, or plain values if too many.
+  static void resolve_values(Params &q, const CsrIn &A)
+  {
+    q.core.values  = sellp::Values::kPlain;
+    q.dict_entries = -1;
+    if (q.mode == sellp::Values::kPlain) return;
+    if (!A.nnz()) {
+      q.dict_entries = 0;
+      return;
+    }
+    q.dict_entries         = sellp::count_distinct(A.val + A.row_ptr[0], A.nnz(), sellp::kMaxDictionary);
+    const std::int64_t b   = q.core.slice_height, stored = sellp::stored_entries(A, q.core);
+    const bool         i16 = q.core.index != sellp::Index::k32 && sellp::index16_fits_sampled(A, b, 64);
+    if (sellp::use_dictionary<Scalar>(q.mode, q.dict_entries, stored, i16 ? 2.0 + 4.0 / double(b) : 4.0)) q.core.values = sellp::Values::kDictionary;
+    else if (q.mode == sellp::Values::kDictionary)
+      (void)PetscInfo(nullptr, "SELL-P: %" PetscInt64_FMT "%s distinct values, more than a value dictionary holds (65536): values stay plain\n",
+                      (PetscInt64)std::min(q.dict_entries, sellp::kMaxDictionary), q.dict_entries > sellp::kMaxDictionary ? "+" : "");
   }
   static constexpr double kSortAbovePadding = 1.25; // sort rows when unsorted slices would store 25% more than nnz
   static constexpr int    kSigmaRows        = 4096; // window of the sort: rows of one window share x locality
@@ -86,14 +124,26 @@ struct SellpTraits {
   static void      spmv_transpose(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { sellp::spmv_transpose(M, x, ep); }
   static Footprint footprint(const Matrix &M) { return sellp::footprint(M); }
 #if GPUMATS_HAVE_CUDA
-  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p) { return sellp::build_on_device(A, p.core); }
+  // the conversion stays on the GPU; the dictionary's table comes from one hash pass over the host
+  // values, and the GPU encodes the stored values against it
+  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p)
+  {
+    auto D = sellp::build_on_device(A, p.core);
+    if (p.core.values == sellp::Values::kDictionary) {
+      const std::vector<Scalar> table = sellp::dictionary_table(A.val + A.row_ptr[0], A.nnz());
+      if (!table.empty()) sellp::encode_values(*D, table);
+    }
+    return D;
+  }
 #endif
   static double predicted_bytes(const Params &p, const CsrIn &A)
   {
     const std::int64_t b = p.core.slice_height, stored = sellp::stored_entries(A, p.core), slices = (A.nrows + b - 1) / b;
     const bool         idx16 = p.core.index != sellp::Index::k32 && sellp::index16_fits_sampled(A, b, 64);
     const double       index = idx16 ? 2.0 + 4.0 / double(b) : 4.0;
-    return double(stored) * (sizeof(Scalar) + index) + 4.0 * double(slices + 1) + (p.core.sigma > 1 ? 4.0 * double(A.nrows) : 0.0);
+    // resolve() has counted the distinct values where the dictionary applies
+    const double value = p.core.values == sellp::Values::kDictionary ? sellp::dictionary_value_bytes<Scalar>(p.dict_entries, stored) : double(sizeof(Scalar));
+    return double(stored) * (value + index) + 4.0 * double(slices + 1) + (p.core.sigma > 1 ? 4.0 * double(A.nrows) : 0.0);
   }
   // a thread walks entries t apart along its row
   static double critical_steps(const Params &p, const CsrIn &A) { return double((longest_row(A) + p.core.threads_per_row - 1) / p.core.threads_per_row); }
@@ -103,7 +153,20 @@ struct SellpTraits {
     const char *ix = p.core.index == sellp::Index::k32 ? "32-bit" : (p.core.index == sellp::Index::k16 ? "16-bit" : "16-bit where they fit");
     return "slice height " + n(p.core.slice_height) + ", " + n(p.core.threads_per_row) + " threads per row, " +
            (p.core.sigma > 1 ? "rows sorted by length in windows of " + std::to_string(p.core.sigma) : (p.core.sigma == 1 ? std::string("no row sorting") : std::string("sorting auto"))) +
-           ", column indices " + ix;
+           ", column indices " + ix + ", " + values(p);
+  }
+  static std::string values(const Params &p)
+  {
+    if (p.core.values == sellp::Values::kDictionary)
+      return "values as " + std::to_string(sellp::code_bytes_for(p.dict_entries)) + "-byte codes into a dictionary of " + std::to_string(p.dict_entries) +
+             " values (" + std::to_string(sellp::code_bytes_for(p.dict_entries)) + " instead of " + std::to_string(sizeof(Scalar)) + " bytes per stored entry" +
+             (p.core.shared_table && sellp::code_bytes_for(p.dict_entries) == 1 ? ", table in shared memory on the GPU)" : ")");
+    if (p.mode == sellp::Values::kPlain) return "values plain";
+    if (p.dict_entries < 0) return std::string("values ") + (p.mode == sellp::Values::kAuto ? "auto" : "dictionary") + " (decided per matrix)";
+    const std::string why = p.dict_entries == 0 ? std::string("no entries")
+                          : p.dict_entries > sellp::kMaxDictionary ? std::string("more than 65536 distinct values")
+                                                                   : std::to_string(p.dict_entries) + " distinct values, a dictionary would save too little";
+    return std::string("values plain (") + (p.mode == sellp::Values::kAuto ? "auto" : "dictionary") + ": " + why + ")";
   }
 };
 

@@ -185,6 +185,9 @@ public:
   // The value array the kernels read, padding and block fill included, and its length in *count:
   // what a values-only update overwrites in place (the indices stay as they are)
   virtual V          *values(std::int64_t *count)                                           = 0;
+  // whether the values are stored in a compressed form (SELL-P's value dictionary): then there is
+  // no value array to gather new values into, and a values-only update must rebuild the copy
+  virtual bool        values_compressed() const { return false; }
   LoadPolicy          load_policy = LoadPolicy::kStream;
   Footprint           footprint; // of the format this copy holds, as the host core counts it
 };
