@@ -531,12 +531,6 @@ Csr<V> with_values(const Csr<double> &pattern, const std::vector<V> &values)
   return A;
 }
 
-template <class V>
-bool same_bits(const std::vector<V> &a, const std::vector<V> &b)
-{
-  return a.size() == b.size() && (a.empty() || !std::memcmp(a.data(), b.data(), a.size() * sizeof(V)));
-}
-
 // The dictionary form against the plain form of the same matrix: values back bit for bit, and
 // host products (forward and transposed, all epilogues) bitwise equal, the summation order being
 // the same. Returns "" or the reason.
