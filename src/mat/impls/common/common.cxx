@@ -369,13 +369,25 @@ void LongRowTail::apply_transpose(const Scalar *x, Scalar *y, Scalar alpha, bool
   }
 }
 
-void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, PetscInt block_size, bool device, bool compress_rows)
+void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, SplitRule split, PetscInt block_size, bool device, bool compress_rows,
+                                void *stream)
 {
   reorder_.clear();
   tail_.clear();
   rowmap_.clear();
   total_footprint_ = Footprint{};
-  if (compress_rows && (!order.empty() || split_at)) throw std::logic_error("row compression of a renumbered or split block");
+  if (compress_rows && (!order.empty() || split.long_rows)) throw std::logic_error("row compression of a renumbered or split block");
+#if GPUMATS_HAVE_CUDA
+  const std::unique_ptr<cuda::BuildLog>                    log = device ? BuildEventsIfLogging() : nullptr;
+  std::unique_ptr<cuda::DeviceCsr<Scalar, PetscInt>> up; // the block as built, uploaded once
+  auto upload = [&](const CsrIn &B) {
+    up.reset(); // a superseded upload goes first
+    cuda::enter_step(log.get(), cuda::BuildStep::kUpload, stream);
+    up = std::make_unique<cuda::DeviceCsr<Scalar, PetscInt>>(B, stream);
+  };
+#else
+  (void)stream;
+#endif
   try {
     Csr<Scalar, PetscInt> P, H, C; // the block in the copy's order; the head of its rows after a split; its rows with entries
     std::vector<std::int32_t> rows; // where C's rows sit in A
@@ -388,13 +400,31 @@ void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> 
       P = permute<PetscInt>(A, order);
       B = P.view();
     }
+    BlockSource src{B};
+#if GPUMATS_HAVE_CUDA
+    if (device) upload(B);
+    src.device = up.get();
+    src.log    = log.get();
+#endif
+    // the split reads the longest row only (renumbering merely reorders the rows): from the upload
+    // when there is one, so a GPU build makes no host pass over the rows for it
+    const std::int64_t split_at = choose_split(split.long_rows, B.nrows, B.ncols, B.nnz(), split.only_when_told, [&] { return src.longest_row(); });
     if (split_at) {
       RowTail<Scalar> T;
       split_rows<PetscInt>(B, split_at, H, T);
-      B = H.view();
+      B        = H.view();
+      src.host = B;
       tail_.build(std::move(T), device);
+#if GPUMATS_HAVE_CUDA
+      if (device) upload(B); // the head replaces the whole block's upload
+      src.device = up.get();
+#endif
     }
-    build(B, block_size, device);
+    build(src, block_size, device);
+#if GPUMATS_HAVE_CUDA
+    if (device) cuda::enter_step(log.get(), cuda::BuildStep::kDone, stream);
+    up.reset(); // the format holds what it needs; the CSR copy goes before the small uploads below
+#endif
     if (!order.empty()) reorder_.build(order, device);
     if (compress_rows) rowmap_.build(rows, A.nrows, device);
     total_footprint_ = footprint();
@@ -464,7 +494,9 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ did not return the CSR of a SeqAIJ block");
   PetscCall(MatSeqAIJGetArrayRead(block, &aa));
   const CsrIn    A{m, n, ia, ja, aa};
-  PetscErrorCode err = reorder ? RcmOrder(m, ia, ja, aa, order) : PETSC_SUCCESS;
+  void          *stream = nullptr;
+  PetscErrorCode err    = device ? CurrentStream(&stream) : PETSC_SUCCESS;
+  if (!err && reorder) err = RcmOrder(m, ia, ja, aa, order);
   if (!err) err = guarded(PETSC_COMM_SELF, device ? "converting to the GPU format" : "converting to the host format", [&] {
     Csr<PetscScalar, PetscInt> T; // the copy for products with A^T holds A^T's rows (A's columns)
     CsrIn                      B = A;
@@ -472,11 +504,11 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
       T = transpose<PetscInt>(A);
       B = T.view();
     }
-    // the split depends on the row lengths only, which the renumbering merely reorders
-    const std::int64_t split_at = diagonal ? choose_split(op.long_rows, B, !f.split_long_rows) : 0;
+    // long rows may be split in diagonal blocks only; build_copy decides from the longest row
+    const SplitRule split = diagonal ? SplitRule{op.long_rows, !f.split_long_rows} : SplitRule{};
     // an off-diagonal block keeps its rows with entries only where most rows have none
     const bool compress = !diagonal && !transposed && worth_compressing_rows(B);
-    op.build_copy(B, order, split_at, block_size, device, compress);
+    op.build_copy(B, order, split, block_size, device, compress, stream);
   });
   PetscCall(MatSeqAIJRestoreArrayRead(block, &aa));
   PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));

@@ -4,16 +4,19 @@
 //   struct T {
 //     using Params = ...; using Matrix = ...;                   // from the format core
 //     static PetscErrorCode options(OptionItems, MPI_Comm, Params &, PetscBool *changed);
-//     static Params resolve(const Params &, const CsrIn &, PetscInt block_size); // fill in defaults
+//     static Params resolve(const Params &, const BlockSource &, PetscInt block_size); // fill in defaults
 //     static Matrix from_csr(const CsrIn &, const Params &);
 //     static void spmv(const Matrix &, const Scalar *x, const Epilogue<Scalar> &);
 //     static void spmv_transpose(const Matrix &, const Scalar *x, const Epilogue<Scalar> &); // with A^T
 //     static Footprint footprint(const Matrix &);
-//     static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &, const Params &);
+//     static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &, const Params &); // from A.device
 //     static std::string describe(const Params &);
-//     static double predicted_bytes(const Params &, const CsrIn &); // the format's own arrays
-//     static double critical_steps(const Params &, const CsrIn &);  // see FormatOperator
+//     static double predicted_bytes(const Params &, const BlockSource &); // the format's own arrays
+//     static double critical_steps(const Params &, const BlockSource &);  // see FormatOperator
 //   };
+// resolve, predicted_bytes and critical_steps read the block through BlockSource, whose full
+// passes (groups, longest_row) run on the GPU for GPU builds; a host pass of their own over the
+// block must be sampled.
 #pragma once
 
 #include "glue.hpp"
@@ -38,9 +41,13 @@ public:
   {
     return T::options(PetscOptionsObject, comm, params, changed);
   }
-  void build(const CsrIn &A, PetscInt block_size, bool device) override
+  void build(const BlockSource &A, PetscInt block_size, bool device) override
   {
     clear();
+#if GPUMATS_HAVE_CUDA
+    if (device && !A.device) throw std::logic_error("a device build without the block's upload");
+    if (device) cuda::enter_step(A.log, cuda::BuildStep::kStructure, A.stream()); // the parameter choices' queries count as structure
+#endif
     const typename T::Params p = T::resolve(params, A, block_size);
     if (device) {
 #if GPUMATS_HAVE_CUDA
@@ -49,7 +56,7 @@ public:
       fp_               = dev_->footprint;
 #endif
     } else {
-      host_ = std::make_unique<typename T::Matrix>(T::from_csr(A, p));
+      host_ = std::make_unique<typename T::Matrix>(T::from_csr(A.host, p));
       fp_   = T::footprint(*host_);
     }
     used_  = p;
@@ -70,11 +77,11 @@ public:
   void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv(x, ep, stream); }
   void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv_transpose(x, ep, stream); }
 #endif
-  double predicted_bytes(const CsrIn &A, PetscInt block_size) const override
+  double predicted_bytes(const BlockSource &A, PetscInt block_size) const override
   {
-    return T::predicted_bytes(T::resolve(params, A, block_size), A) + double(sizeof(Scalar)) * double(A.nrows + A.ncols);
+    return T::predicted_bytes(T::resolve(params, A, block_size), A) + double(sizeof(Scalar)) * double(A.nrows() + A.ncols());
   }
-  double critical_steps(const CsrIn &A, PetscInt block_size) const override { return T::critical_steps(T::resolve(params, A, block_size), A); }
+  double critical_steps(const BlockSource &A, PetscInt block_size) const override { return T::critical_steps(T::resolve(params, A, block_size), A); }
   Footprint   footprint() const override { return fp_; }
   std::string parameters() const override
   {

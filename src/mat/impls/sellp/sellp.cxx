@@ -59,10 +59,10 @@ struct SellpTraits {
   // Fills in what the user left to the matrix: threads per row from the mean row length (one
   // thread per row while rows are short; a slice is one warp, b*t = 32, so the fan-in is a warp
   // shuffle) and SELL-C-sigma sorting when slices would otherwise carry much padding.
-  static Params resolve(const Params &p, const CsrIn &A, PetscInt)
+  static Params resolve(const Params &p, const BlockSource &A, PetscInt)
   {
     Params             q   = p;
-    const std::int64_t n   = A.nrows;
+    const std::int64_t n   = A.nrows();
     const double       mu  = n ? double(A.nnz()) / double(n) : 0;
     if (!q.core.threads_per_row) {
       int t = 1;
@@ -71,9 +71,10 @@ struct SellpTraits {
     }
     if (!q.core.slice_height) q.core.slice_height = std::max(1, 32 / q.core.threads_per_row);
     if (!q.core.sigma) {
-      // padding of the unsorted layout, from the row lengths alone
+      // padding of the unsorted layout, from the row lengths alone (stored_entries with sigma 1;
+      // on the GPU for GPU builds)
       const std::int64_t b      = q.core.slice_height;
-      const std::int64_t stored = sellp::stored_entries(A, sellp::Params{int(b), q.core.threads_per_row, 1, q.core.index});
+      const std::int64_t stored = A.groups(b, q.core.threads_per_row).padded_width;
       q.core.sigma = (A.nnz() && double(stored) > kSortAbovePadding * double(A.nnz())) ? int(std::max<std::int64_t>(b, kSigmaRows / b * b)) : 1;
     }
     return q;
@@ -86,17 +87,26 @@ struct SellpTraits {
   static void      spmv_transpose(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { sellp::spmv_transpose(M, x, ep); }
   static Footprint footprint(const Matrix &M) { return sellp::footprint(M); }
 #if GPUMATS_HAVE_CUDA
-  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p) { return sellp::build_on_device(A, p.core); }
+  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p) { return sellp::build_on_device(*A.device, p.core, A.log); }
 #endif
-  static double predicted_bytes(const Params &p, const CsrIn &A)
+  // stored_entries, on the GPU for GPU builds
+  static std::int64_t stored_entries(const BlockSource &A, const sellp::Params &p)
   {
-    const std::int64_t b = p.core.slice_height, stored = sellp::stored_entries(A, p.core), slices = (A.nrows + b - 1) / b;
-    const bool         idx16 = p.core.index != sellp::Index::k32 && sellp::index16_fits_sampled(A, b, 64);
+    if (p.sigma <= 1) return A.groups(p.slice_height, p.threads_per_row).padded_width;
+#if GPUMATS_HAVE_CUDA
+    if (A.device) return sellp::stored_on_device(*A.device, p);
+#endif
+    return sellp::stored_entries(A.host, p);
+  }
+  static double predicted_bytes(const Params &p, const BlockSource &A)
+  {
+    const std::int64_t b = p.core.slice_height, stored = stored_entries(A, p.core), slices = (A.nrows() + b - 1) / b;
+    const bool         idx16 = p.core.index != sellp::Index::k32 && sellp::index16_fits_sampled(A.host, b, 64); // sampled on the host
     const double       index = idx16 ? 2.0 + 4.0 / double(b) : 4.0;
-    return double(stored) * (sizeof(Scalar) + index) + 4.0 * double(slices + 1) + (p.core.sigma > 1 ? 4.0 * double(A.nrows) : 0.0);
+    return double(stored) * (sizeof(Scalar) + index) + 4.0 * double(slices + 1) + (p.core.sigma > 1 ? 4.0 * double(A.nrows()) : 0.0);
   }
   // a thread walks entries t apart along its row
-  static double critical_steps(const Params &p, const CsrIn &A) { return double((longest_row(A) + p.core.threads_per_row - 1) / p.core.threads_per_row); }
+  static double critical_steps(const Params &p, const BlockSource &A) { return double((A.longest_row() + p.core.threads_per_row - 1) / p.core.threads_per_row); }
   static std::string describe(const Params &p)
   {
     auto n = [](int v) { return v ? std::to_string(v) : std::string("auto"); };
