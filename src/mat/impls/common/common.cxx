@@ -378,7 +378,7 @@ void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> 
   total_footprint_ = Footprint{};
   if (compress_rows && (!order.empty() || split.long_rows)) throw std::logic_error("row compression of a renumbered or split block");
 #if GPUMATS_HAVE_CUDA
-  const std::unique_ptr<cuda::BuildLog>                    log = device ? BuildEventsIfLogging() : nullptr;
+  const std::unique_ptr<cuda::BuildLog>              log = device ? BuildEventsIfLogging() : nullptr;
   std::unique_ptr<cuda::DeviceCsr<Scalar, PetscInt>> up; // the block as built, uploaded once
   auto upload = [&](const CsrIn &B) {
     up.reset(); // a superseded upload goes first
