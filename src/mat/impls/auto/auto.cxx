@@ -108,6 +108,7 @@ public:
     o->stream_loads = stream_loads;
     o->reorder_rcm  = reorder_rcm;
     o->long_rows    = long_rows;
+    o->build_on_host = build_on_host;
     return o;
   }
   PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm, PetscBool *changed) override
@@ -138,7 +139,8 @@ public:
     c.push_back({"csr", std::make_unique<CsrOperator>()});
     const bool banded = A.nrows() == 0 || sellp_banded(A.host); // sampled on the host
     for (Candidate &k : c) {
-      k.op->stream_loads = stream_loads; // -mat_gpumats_loads reaches the format picked
+      k.op->stream_loads  = stream_loads; // -mat_gpumats_loads and -mat_gpumats_build reach the format picked
+      k.op->build_on_host = build_on_host;
       k.bytes        = k.op->predicted_bytes(A, bs);
       k.steps        = k.op->critical_steps(A, bs);
       k.predicted_us = predict_us(k, banded);

@@ -86,6 +86,7 @@ struct BellpackTraits {
   static Footprint footprint(const Matrix &M) { return bellpack::footprint(M); }
 #if GPUMATS_HAVE_CUDA
   static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p) { return bellpack::build_on_device(*A.device, p.core, A.log); }
+  static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &M) { return bellpack::to_device(M); }
 #endif
   // the fill ratio is estimated on about 1% of the block rows, as in the paper's fill estimation
   static double predicted_bytes(const Params &p, const BlockSource &src)

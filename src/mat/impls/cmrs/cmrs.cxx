@@ -70,6 +70,7 @@ struct CmrsTraits {
   static Footprint footprint(const Matrix &M) { return cmrs::footprint(M); }
 #if GPUMATS_HAVE_CUDA
   static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p) { return cmrs::build_on_device(*A.device, p.core, A.log); }
+  static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &M) { return cmrs::to_device(M); }
 #endif
   // the basic layout stores the nonzeros exactly; the modified one pads every strip
   static double predicted_bytes(const Params &p, const BlockSource &A)

@@ -156,6 +156,9 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   PetscBool   set_k;
   const char *transposes[] = {TransposeModeName(TransposeMode::kAuto), TransposeModeName(TransposeMode::kExplicit), TransposeModeName(TransposeMode::kImplicit)};
   PetscInt    tm           = PetscInt(*transpose);
+  const char *builds[]     = {"device", "host"};
+  PetscInt    bo           = op.build_on_host ? 1 : 0;
+  PetscBool   set_b        = PETSC_FALSE;
   PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, head.c_str(), "Mat");
   PetscCall(op.set_from_options(PetscOptionsObject, PetscObjectComm((PetscObject)A), changed));
   PetscCall(PetscOptionsEList("-mat_gpumats_loads", "GPU loads of the matrix arrays: stream (evict-first, the caches keep x) or cached", man.c_str(), loads, 2,
@@ -170,6 +173,11 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
                               "stored copy, with atomics on the GPU; no second copy), or auto (explicit where MAT_FORM_EXPLICIT_TRANSPOSE is set, as GAMG does on "
                               "the prolongators it repartitions; implicit otherwise)",
                               man.c_str(), transposes, 3, transposes[tm], &tm, NULL));
+  if (device)
+    PetscCall(PetscOptionsEList("-mat_gpumats_build",
+                                "Where the GPU copy is converted from the CSR: device (on the GPU, from one upload of the CSR) or host (on the host, then uploaded in "
+                                "the format: the reference path)",
+                                man.c_str(), builds, 2, builds[bo], &bo, &set_b));
   PetscOptionsEnd();
   *transpose = TransposeMode(tm);
   PetscCheck(K >= -1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE,
@@ -185,6 +193,10 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   if (set_o && (o == 1) != op.reorder_rcm) {
     op.reorder_rcm = o == 1;
     *changed       = PETSC_TRUE;
+  }
+  if (set_b && (bo == 1) != op.build_on_host) {
+    op.build_on_host = bo == 1;
+    *changed         = PETSC_TRUE;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -378,7 +390,8 @@ void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> 
   total_footprint_ = Footprint{};
   if (compress_rows && (!order.empty() || split.long_rows)) throw std::logic_error("row compression of a renumbered or split block");
 #if GPUMATS_HAVE_CUDA
-  const std::unique_ptr<cuda::BuildLog>              log = device ? BuildEventsIfLogging() : nullptr;
+  const bool                                         on_gpu = device && !build_on_host; // converted on the GPU from an upload of the CSR
+  const std::unique_ptr<cuda::BuildLog>              log    = on_gpu ? BuildEventsIfLogging() : nullptr;
   std::unique_ptr<cuda::DeviceCsr<Scalar, PetscInt>> up; // the block as built, uploaded once
   auto upload = [&](const CsrIn &B) {
     up.reset(); // a superseded upload goes first
@@ -402,7 +415,7 @@ void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> 
     }
     BlockSource src{B};
 #if GPUMATS_HAVE_CUDA
-    if (device) upload(B);
+    if (on_gpu) upload(B);
     src.device = up.get();
     src.log    = log.get();
 #endif
@@ -416,13 +429,13 @@ void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> 
       src.host = B;
       tail_.build(std::move(T), device);
 #if GPUMATS_HAVE_CUDA
-      if (device) upload(B); // the head replaces the whole block's upload
+      if (on_gpu) upload(B); // the head replaces the whole block's upload
       src.device = up.get();
 #endif
     }
     build(src, block_size, device);
 #if GPUMATS_HAVE_CUDA
-    if (device) cuda::enter_step(log.get(), cuda::BuildStep::kDone, stream);
+    if (on_gpu) cuda::enter_step(log.get(), cuda::BuildStep::kDone, stream);
     up.reset(); // the format holds what it needs; the CSR copy goes before the small uploads below
 #endif
     if (!order.empty()) reorder_.build(order, device);
@@ -468,6 +481,7 @@ void FormatOperator::run(const Scalar *x, const Epilogue<Scalar> &ep, bool devic
 std::string FormatOperator::glue_notes() const
 {
   std::string s = reorder_.active() ? ", rows and columns in RCM order" : (reorder_rcm ? ", RCM requested" : "");
+  if (build_on_host) s += ", converted on the host (-mat_gpumats_build host)";
   if (rowmap_.active())
     s += ", rows with entries only: " + std::to_string(rowmap_.nrows()) + " of " + std::to_string(rowmap_.block_rows()) + ", added through a row map";
   if (tail_.split_at())

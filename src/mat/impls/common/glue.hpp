@@ -46,7 +46,7 @@ using OptionItems = std::conditional_t<std::is_pointer<PetscOptionItems>::value,
 struct BlockSource {
   CsrIn host;
 #if GPUMATS_HAVE_CUDA
-  const cuda::DeviceCsr<Scalar, PetscInt> *device = nullptr; // set for every GPU build
+  const cuda::DeviceCsr<Scalar, PetscInt> *device = nullptr; // set for GPU builds converted on the GPU
   cuda::BuildLog                          *log    = nullptr; // the -log_view events of the build, when PETSc logs
 #endif
   std::int64_t nrows() const { return host.nrows; }
@@ -181,6 +181,9 @@ public:
   // -mat_gpumats_long_rows: the row length where diagonal blocks are split (see LongRowTail);
   // -1: chosen per matrix (choose_split); 0: never
   PetscInt long_rows = -1;
+  // -mat_gpumats_build host: a GPU copy is converted on the host (from_csr) and uploaded in its
+  // format, the reference path, instead of converted on the GPU from one upload of the CSR
+  bool build_on_host = false;
 
   // Builds the copy of block A: renumbered by `order` unless it is empty (new position ->
   // original row and column), its long rows cut by `split`, or (for blocks that are neither, the
@@ -205,7 +208,8 @@ public:
   virtual std::unique_ptr<FormatOperator> clone_parameters() const = 0;
   // reads -mat_<format>_* inside an open options block; returns whether a parameter changed
   virtual PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm comm, PetscBool *changed) = 0;
-  // (re)builds from a block (for device builds, A.device is set); throws FormatError or
+  // (re)builds from a block: a device build converts on the GPU from A.device, or without it
+  // (-mat_gpumats_build host) on the host and uploads the result; throws FormatError or
   // cuda::DeviceError and then holds nothing
   virtual void build(const BlockSource &A, PetscInt block_size, bool device) = 0;
   virtual void clear()                                                 = 0;

@@ -10,6 +10,7 @@
 //     static void spmv_transpose(const Matrix &, const Scalar *x, const Epilogue<Scalar> &); // with A^T
 //     static Footprint footprint(const Matrix &);
 //     static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &, const Params &); // from A.device
+//     static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &); // a host-built copy to the GPU
 //     static std::string describe(const Params &);
 //     static double predicted_bytes(const Params &, const BlockSource &); // the format's own arrays
 //     static double critical_steps(const Params &, const BlockSource &);  // see FormatOperator
@@ -35,6 +36,7 @@ public:
     o->stream_loads = this->stream_loads;
     o->reorder_rcm  = this->reorder_rcm;
     o->long_rows    = this->long_rows;
+    o->build_on_host = this->build_on_host;
     return o;
   }
   PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm comm, PetscBool *changed) override
@@ -45,13 +47,13 @@ public:
   {
     clear();
 #if GPUMATS_HAVE_CUDA
-    if (device && !A.device) throw std::logic_error("a device build without the block's upload");
     if (device) cuda::enter_step(A.log, cuda::BuildStep::kStructure, A.stream()); // the parameter choices' queries count as structure
 #endif
     const typename T::Params p = T::resolve(params, A, block_size);
     if (device) {
 #if GPUMATS_HAVE_CUDA
-      dev_              = T::build_device(A, p);
+      // without the block's upload (-mat_gpumats_build host): converted on the host, then uploaded
+      dev_              = A.device ? T::build_device(A, p) : T::upload(T::from_csr(A.host, p));
       dev_->load_policy = this->stream_loads ? cuda::LoadPolicy::kStream : cuda::LoadPolicy::kDefault;
       fp_               = dev_->footprint;
 #endif

@@ -88,6 +88,7 @@ struct SellpTraits {
   static Footprint footprint(const Matrix &M) { return sellp::footprint(M); }
 #if GPUMATS_HAVE_CUDA
   static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p) { return sellp::build_on_device(*A.device, p.core, A.log); }
+  static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &M) { return sellp::to_device(M); }
 #endif
   // stored_entries, on the GPU for GPU builds
   static std::int64_t stored_entries(const BlockSource &A, const sellp::Params &p)
