@@ -12,7 +12,8 @@
 #      aijcusparse's copy to the GPU (MatCUSPARSCopyTo, at its first MatMult), the format's
 #      <FORMAT>Convert (inside MatAssemblyEnd) and its steps GpuMatsUpload / GpuMatsStructure /
 #      GpuMatsScatter; "ours" is MatAssemblyEnd (our copy is built there), "aijcusparse" is its
-#      MatAssemblyEnd + MatCUSPARSCopyTo;
+#      MatAssemblyEnd + MatCUSPARSCopyTo; one more run, sellpcuda:host, converts on the host and
+#      uploads the format (-mat_gpumats_build host, the reference path);
 #   5. build/bin/bench -matrix poisson7 -n N: conv(ms) = MatConvert + MatSetFromOptions + the first
 #      MatMult for every type (a MatDuplicate on the host included for each, aijcusparse's copy in
 #      its first MatMult), without -log_view (no synchronisation between build steps).
@@ -76,14 +77,18 @@ if ! skipped ex45; then
   echo "# ex45 ${N}^3, CG + Jacobi, 10 iterations, -log_view (seconds)"
   printf "%-14s %12s %12s %12s %12s %12s %12s %9s %9s\n" type AssemblyEnd CopyToGPU Convert Upload Structure Scatter total aijcusp. | tee "$OUT/ex45-summary.txt"
   ref_total=
-  for t in aijcusparse $TYPES; do
-    log=$OUT/ex45-$t.log
+  # sellpcuda:host is sellpcuda converted on the host and uploaded in its format (-mat_gpumats_build host)
+  for spec in aijcusparse $TYPES sellpcuda:host; do
+    t=${spec%:*}
+    extra=
+    [ "$spec" != "${spec%:host}" ] && extra="-mat_gpumats_build host"
+    log=$OUT/ex45-${spec/:/-}.log
     if build/bin/tutorial-ex45 -dll_append "$PWD/lib/libpetscgpumats.so" -dm_mat_type $t -dm_vec_type cuda -da_grid_x $N -da_grid_y $N -da_grid_z $N \
-      -ksp_type cg -pc_type jacobi -ksp_max_it 10 -ksp_converged_reason -mat_view ::ascii_info -log_view >"$log" 2>&1 && grep -q -E 'CONVERGED|DIVERGED_ITS' "$log"; then
+      -ksp_type cg -pc_type jacobi -ksp_max_it 10 -ksp_converged_reason -mat_view ::ascii_info -log_view $extra >"$log" 2>&1 && grep -q -E 'CONVERGED|DIVERGED_ITS' "$log"; then
       pass=$((pass + 1))
     else
       fail=$((fail + 1))
-      echo "not ok ex45/$t: exit or convergence (see $log)"
+      echo "not ok ex45/$spec: exit or convergence (see $log)"
     fi
     fmt=$(echo "${t%cuda}" | tr a-z A-Z)
     asm=$(event "$log" MatAssemblyEnd)
@@ -98,7 +103,7 @@ if ! skipped ex45; then
     else
       total=$(seconds "$asm")
     fi
-    printf "%-14s %12s %12s %12s %12s %12s %12s %9s %9s\n" "$t" "$asm" "$copy" "$conv" "$up" "$st" "$sc" "$total" "${ref_total:--}" | tee -a "$OUT/ex45-summary.txt"
+    printf "%-14s %12s %12s %12s %12s %12s %12s %9s %9s\n" "$spec" "$asm" "$copy" "$conv" "$up" "$st" "$sc" "$total" "${ref_total:--}" | tee -a "$OUT/ex45-summary.txt"
   done
   echo "# seconds/calls; total: MatAssemblyEnd (+ MatCUSPARSCopyTo for aijcusparse). ex45 assembles twice (DMCreateMatrix's zeros, then"
   echo "# ComputeMatrix's values): our types build at each final assembly, aijcusparse copies once, at its first MatMult."
