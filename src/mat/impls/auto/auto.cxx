@@ -104,10 +104,10 @@ public:
   std::unique_ptr<FormatOperator> clone_parameters() const override
   {
     auto o          = std::make_unique<AutoOperator>();
-    o->trial        = trial;
-    o->stream_loads = stream_loads;
-    o->reorder_rcm  = reorder_rcm;
-    o->long_rows    = long_rows;
+    o->trial         = trial;
+    o->stream_loads  = stream_loads;
+    o->reorder_rcm   = reorder_rcm;
+    o->long_rows     = long_rows;
     o->build_on_host = build_on_host;
     return o;
   }
@@ -141,9 +141,9 @@ public:
     for (Candidate &k : c) {
       k.op->stream_loads  = stream_loads; // -mat_gpumats_loads and -mat_gpumats_build reach the format picked
       k.op->build_on_host = build_on_host;
-      k.bytes        = k.op->predicted_bytes(A, bs);
-      k.steps        = k.op->critical_steps(A, bs);
-      k.predicted_us = predict_us(k, banded);
+      k.bytes             = k.op->predicted_bytes(A, bs);
+      k.steps             = k.op->critical_steps(A, bs);
+      k.predicted_us      = predict_us(k, banded);
     }
     std::stable_sort(c.begin(), c.end(), [](const Candidate &a, const Candidate &b) { return a.predicted_us < b.predicted_us; });
     // cuSPARSE CSR stays unless another format promises a clear gain

@@ -33,9 +33,9 @@ public:
   {
     auto o          = std::make_unique<TraitsOperator>();
     o->params       = params;
-    o->stream_loads = this->stream_loads;
-    o->reorder_rcm  = this->reorder_rcm;
-    o->long_rows    = this->long_rows;
+    o->stream_loads  = this->stream_loads;
+    o->reorder_rcm   = this->reorder_rcm;
+    o->long_rows     = this->long_rows;
     o->build_on_host = this->build_on_host;
     return o;
   }
