@@ -50,9 +50,10 @@ make -j"$(nproc)" lib build/bin/bench build/bin/tutorial-ex45 >"$OUT/build.log" 
 if ! skipped kernels; then
   NVCC=${CUDA_DIR:-/usr/local/cuda}/bin/nvcc
   echo "# kernel tests: device builds against the host's arrays"
-  if $NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/gpu/test_kernels.cu src/mat/impls/common/cuda/device.cu \
-    src/mat/impls/common/cuda/csr.cu src/mat/impls/cmrs/cuda.cu src/mat/impls/sellp/cuda.cu src/mat/impls/bellpack/cuda.cu src/mat/impls/auto/cuda.cu \
-    -lcusparse >"$OUT/kernels-build.log" 2>&1; then
+  # linked with the kernels' objects that make lib compiled (in parallel), not compiled again
+  O=build/obj/mat/impls
+  if $NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/gpu/test_kernels.cu $O/common/cuda/device.o $O/common/cuda/csr.o \
+    $O/cmrs/cuda.o $O/sellp/cuda.o $O/bellpack/cuda.o $O/auto/cuda.o -lcusparse >"$OUT/kernels-build.log" 2>&1; then
     build/bin/test_kernels >"$OUT/kernels.log" 2>&1
     grep '^not ok' "$OUT/kernels.log" | head -40
     grep -E '^ok gpu/(index-forms|out-of-memory|cusparse-csr-from-upload)' "$OUT/kernels.log" | sed -n '1,3p'
