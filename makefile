@@ -3,6 +3,9 @@
 #   make run     install missing packages, build, solve the built-in problem with every format
 #   make test    install missing packages, build, run the test suite (no GPU needed)
 #   make gpu-test   on a machine with an NVIDIA GPU: the GPU suite (tests/gpu/run.sh)
+#   make build-check  on a machine with an NVIDIA GPU: the device builds against the host's, and
+#                  their first-build time against aijcusparse's (tests/gpu/build_check.sh)
+#   make host-passes  the host passes of a GPU build, before and after issue 13, timed on this CPU
 #   make solver-bench  PETSc's tutorials solved with every type, timed (examples/solverbench.sh)
 #   make lib     build lib/libpetscgpumats.so only
 #
@@ -42,7 +45,7 @@ NVCCFLAGS := -std=c++17 -O3 -arch=sm_$(CUDA_ARCH) -ccbin $(firstword $(CXX) g++)
 comma := ,
 CUDA_LDFLAGS := $(if $(CUDA_OBJ),-L$(CUDA_DIR)/lib64 -Wl$(comma)-rpath$(comma)$(CUDA_DIR)/lib64 -lcusparse -lcudart)
 
-.PHONY: all lib deps run test gpu-test examples tests tutorials solver-bench bench bellpack-model clean check-petsc petsc-cuda
+.PHONY: all lib deps run test gpu-test build-check host-passes examples tests tutorials solver-bench bench bellpack-model clean check-petsc petsc-cuda
 
 all: lib examples
 
@@ -109,7 +112,7 @@ $(BINDIR)/bench: $(OBJDIR)/bench.o $(LIB)
 # Offline benchmarks of BELLPACK's execution-time model (config/tuning/bellpack_model.cu): PETSc-free,
 # it links the library's CUDA objects only. `make bellpack-model` writes config/tuning/bellpack-h200.csv
 # on this machine's GPU; config/tuning/bellpack_fit.py turns it into src/mat/impls/bellpack/model.hpp.
-MODEL_OBJ := $(OBJDIR)/mat/impls/bellpack/cuda.o $(OBJDIR)/mat/impls/common/cuda/device.o
+MODEL_OBJ := $(OBJDIR)/mat/impls/bellpack/cuda.o $(OBJDIR)/mat/impls/common/cuda/device.o $(OBJDIR)/mat/impls/common/cuda/csr.o
 
 $(BINDIR)/bellpack-model: config/tuning/bellpack_model.cu $(MODEL_OBJ)
 	@mkdir -p $(BINDIR)
@@ -178,6 +181,17 @@ test: deps
 
 gpu-test:
 	@bash tests/gpu/run.sh
+
+build-check:
+	@bash tests/gpu/build_check.sh
+
+# examples/host_passes.cpp: PETSc-free, the format cores only
+$(BINDIR)/host_passes: examples/host_passes.cpp $(wildcard src/mat/impls/*/core.hpp src/mat/impls/common/core/*.hpp)
+	@mkdir -p $(BINDIR)
+	g++ -std=c++17 -O2 -Wall -o $@ $<
+
+host-passes: $(BINDIR)/host_passes
+	$(BINDIR)/host_passes
 
 petsc-cuda:
 	@bash config/build-petsc-cuda.sh

@@ -124,9 +124,13 @@ if ! skipped petsc; then
   # the same products and solves with the glue's options: copies in RCM order, rows longer than 3
   # split into the warp-per-row tail, and both; SELL-P's value dictionary (forced: the test
   # matrices' values are random, so they get 2-byte codes or, past 65536, plain values), with the
-  # 16-bit column deltas where they fit (test_update changes values: the dictionary is rebuilt)
-  for opt in "-mat_gpumats_reorder rcm" "-mat_gpumats_long_rows 3" "-mat_gpumats_reorder rcm -mat_gpumats_long_rows 3" \
-    "-mat_sellp_values dictionary -mat_sellp_index auto"; do
+  # 16-bit column deltas where they fit (test_update changes values: the dictionary is rebuilt);
+  # GPU types also with their copies converted on the host (-mat_gpumats_build host, the
+  # reference path of the device builds)
+  glue_opts=("-mat_gpumats_reorder rcm" "-mat_gpumats_long_rows 3" "-mat_gpumats_reorder rcm -mat_gpumats_long_rows 3"
+    "-mat_sellp_values dictionary -mat_sellp_index auto")
+  case " $TYPES " in *cuda\ *) glue_opts+=("-mat_gpumats_build host") ;; esac
+  for opt in "${glue_opts[@]}"; do
     for np in 1 2; do
       for prog in test_mult test_update test_ksp; do
         run_checks "$prog $opt np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP" $opt
@@ -409,6 +413,14 @@ if ! skipped options; then
     expect_output "values-update-view/$t rebuild np=2" "same-pattern changes: converted in full (-mat_gpumats_values_update rebuild); so far 4 full conversions" \
       "${MPIEXEC[@]}" -n 2 "${EX2[@]}" -mat_type "$t" -mat_gpumats_values_update rebuild -mat_view ::ascii_info
     expect_error "bad-option/$t -mat_gpumats_values_update" "mat_gpumats_values_update.*auto.*rebuild" "${EX2[@]}" -mat_type "$t" -mat_gpumats_values_update never
+    # where a GPU copy is converted (-mat_gpumats_build): in -help, in -mat_view, a bad value names the choices
+    case $t in
+      *cuda)
+        expect_output "help-lists-build/$t" "mat_gpumats_build" "${EX2[@]}" -mat_type "$t" -help
+        expect_output "build-view/$t host" "converted on the host (-mat_gpumats_build host)" "${EX2[@]}" -mat_type "$t" -mat_gpumats_build host -mat_view ::ascii_info
+        expect_error "bad-option/$t -mat_gpumats_build" "mat_gpumats_build.*device.*host" "${EX2[@]}" -mat_type "$t" -mat_gpumats_build cpu
+        ;;
+    esac
   done
   # the MPI types: the exchange, each rank's place and GPU, and the compressed off-diagonal block
   # (ex2's 12x12 grid on 2 ranks: 12 of each rank's 72 rows reach the other rank)

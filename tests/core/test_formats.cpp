@@ -16,6 +16,9 @@
 //     the conversion of the new values, padding and BELLPACK's block fill zero whatever they held;
 //     likewise through the glue's renumbering, long-row split and row compression, and from a CSR
 //     whose first entry is not at 0; slot maps are refused where the value type cannot count them;
+//   - group_stats (the row statistics the parameter choices read, which GPU builds compute from
+//     their upload) gives SELL-P's and CMRS's stored sizes, their longest strip and row, and
+//     stored_entries (with and without the sigma sort) equals what from_csr stores;
 //   - BELLPACK's execution-time model grows with the work and picks a valid partition size;
 //   - bad parameters and matrices too wide for a packed index are refused with FormatError.
 #include "../../src/mat/impls/bellpack/host.hpp"
@@ -196,6 +199,34 @@ void run_all(const char *vname)
   // block fill multiplies x entries by explicit zeros, so an Inf in x may reach a neighbour row
   // (or, with the transpose, a neighbour column)
   run_format<V>("bellpack", b, bellpack_sweep(std::is_same<V, double>::value), mats, false, vname);
+}
+
+// group_stats and stored_entries against the layouts from_csr builds
+void group_statistics()
+{
+  for (const auto &m : testmat::edge_cases()) {
+    const auto  A  = m.A.view();
+    bool        ok = true;
+    std::string why;
+    for (int h : {1, 3, 8, 16})
+      for (int pad : {1, 32}) {
+        const auto       M = cmrs::from_csr(A, cmrs::Params{h, false, pad});
+        const GroupStats g = group_stats(A, h, 1, pad);
+        std::int64_t     fullest = 0;
+        for (std::int32_t n : M.strip_nnz) fullest = std::max<std::int64_t>(fullest, n);
+        if (g.padded_entries != M.stored() || g.longest_group != fullest || g.longest_row != longest_row(A))
+          ok = false, why = "CMRS height " + std::to_string(h) + ", pad " + std::to_string(pad);
+      }
+    for (int b : {1, 4, 32})
+      for (int t : {1, 2, 8})
+        for (int sigma : {1, 4 * b}) {
+          const sellp::Params p{b, t, sigma, sellp::Index::k32};
+          const auto          M = sellp::from_csr(A, p);
+          if (sellp::stored_entries(A, p) != M.stored() || (sigma == 1 && group_stats(A, b, t).padded_width != M.stored()))
+            ok = false, why = "SELL-P " + describe(p);
+        }
+    check::record(ok, "group-stats/" + m.name, why);
+  }
 }
 
 template <class F>
@@ -648,6 +679,7 @@ int main()
   dictionary_values<double>("double");
   dictionary_values<float>("float");
   bad_input();
+  group_statistics();
   footprint_values();
   bellpack_model();
   return check::finish();

@@ -49,7 +49,7 @@ gskipped() { case " ${GPUMATS_GPU_SKIP:-} " in *" $1 "*) echo "# skipped: $1 (GP
 if ! gskipped kernels; then
 NVCC=${CUDA_DIR:-/usr/local/cuda}/bin/nvcc
 $NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/gpu/test_kernels.cu \
-  src/mat/impls/common/cuda/device.cu src/mat/impls/cmrs/cuda.cu src/mat/impls/sellp/cuda.cu src/mat/impls/bellpack/cuda.cu src/mat/impls/auto/cuda.cu -lcusparse \
+  src/mat/impls/common/cuda/device.cu src/mat/impls/common/cuda/csr.cu src/mat/impls/cmrs/cuda.cu src/mat/impls/sellp/cuda.cu src/mat/impls/bellpack/cuda.cu src/mat/impls/auto/cuda.cu -lcusparse \
   >build/test-logs/kernels-build.log 2>&1 || { tail -20 build/test-logs/kernels-build.log; fail=$((fail + 1)); }
 echo "# kernel unit tests"
 build/bin/test_kernels >build/test-logs/kernels.log 2>&1

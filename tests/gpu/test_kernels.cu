@@ -1,6 +1,14 @@
 // Device kernel tests: every format's CUDA kernel against the host reference, over the same
 // matrices and parameter sweeps as the core tests, in double and float:
-//   - conversion on the device (CMRS, SELL-P) gives the host's arrays exactly;
+//   - conversion on the device (CMRS, SELL-P, BELLPACK) gives the host's arrays exactly, bit for
+//     bit (padding, order, indices, values, the sigma and block-row orders, the 16-bit forms, the
+//     row lengths and strip counts download() derives), from 32-bit and 64-bit index CSRs and
+//     from a view whose row pointers start past 0 (a trailing block of rows);
+//   - the row statistics of an uploaded CSR (group_stats, longest_row: what the parameter choices
+//     ask the GPU) and SELL-P's stored size there equal the host's;
+//   - cuSPARSE CSR built from the upload multiplies as the one built from the host;
+//   - a device build that runs out of GPU memory throws DeviceError with out_of_memory() (the glue
+//     answers PETSC_ERR_MEM), leaves no error behind, and the same build succeeds once memory is back;
 //   - every device copy's footprint (what -mat_view prints, stored at build) counts exactly the
 //     device memory the copy holds, bytes(), but for the padding stated at each check;
 //   - SpMV of the device copy matches the long-double CSR reference within the rounding bound for
@@ -189,7 +197,8 @@ bool cmrs_case(const Csr<V> &A, const cmrs::Params &p, std::string &why)
   auto       up   = cmrs::to_device(H);
   auto       conv = cmrs::build_on_device(A.view(), p);
   const auto D    = cmrs::download(*conv);
-  if (D.strip_ptr != H.strip_ptr || D.col_ind != H.col_ind || !bits_equal(D.val, H.val)) return why = "device conversion differs from host", false;
+  if (D.strip_ptr != H.strip_ptr || D.col_ind != H.col_ind || !bits_equal(D.val, H.val) || D.strip_nnz != H.strip_nnz)
+    return why = "device conversion differs from host", false;
   // strip_ptr, col, val: exactly the footprint
   if (!check_bytes(*up, 0, "uploaded", why) || !check_bytes(*conv, 0, "converted", why)) return false;
   if (!check_spmv(*up, A, true, why)) return why = "uploaded: " + why, false;
@@ -261,7 +270,7 @@ bool sellp_case(const Csr<V> &A, const sellp::Params &p, std::string &why)
   auto       conv = sellp::build_on_device(A.view(), p);
   const auto D    = sellp::download(*conv);
   if (D.slice_ptr != H.slice_ptr || D.index16 != H.index16 || D.col_ind != H.col_ind || D.col_delta != H.col_delta || D.col_base != H.col_base ||
-      !bits_equal(D.val, H.val) || D.row_perm != H.row_perm)
+      !bits_equal(D.val, H.val) || D.row_perm != H.row_perm || D.row_len != H.row_len)
     return why = "device conversion differs from host", false;
   // slice_ptr, col (32-bit, or 16-bit deltas with their bases), val and the sigma row order (the
   // footprint counts it: the kernel reads it for every row): exactly the footprint
@@ -351,6 +360,93 @@ void run(const char *name, const char *vname, const std::vector<testmat::Named> 
   }
 }
 
+// The device builds from other index forms of the same matrix: 64-bit indices (PetscInt of a
+// 64-bit-index PETSc), and a view of rows [k, n) whose row pointers start at the k-th row's offset
+// into the full arrays (row_ptr[0] != 0); each against the host conversion of the same view, bit
+// for bit, with the row statistics of its upload.
+template <class V, class I>
+bool index_form_case(const CsrView<V, I, I> &A, std::string &why)
+{
+  const cuda::DeviceCsr<V, I> up(A, nullptr);
+  for (const std::int64_t g : {1, 3, 8, 32})
+    for (const std::int64_t m : {1, 2, 32})
+      if (!(up.group_stats(g, m, m) == group_stats(A, g, m, m))) return why = "group_stats(" + std::to_string(g) + ", " + std::to_string(m) + ") differs", false;
+  if (up.longest_row() != longest_row(A)) return why = "longest row differs", false;
+  for (const cmrs::Params &p : {cmrs::Params{5, true, 1}, cmrs::Params{16, true, 32}, cmrs::Params{3, false, 1}}) {
+    const auto H = cmrs::from_csr(A, p);
+    const auto D = cmrs::download(*cmrs::build_on_device(up, p));
+    if (D.strip_ptr != H.strip_ptr || D.col_ind != H.col_ind || !bits_equal(D.val, H.val) || D.strip_nnz != H.strip_nnz)
+      return why = "CMRS " + describe(p) + ": device conversion differs from host", false;
+  }
+  for (const sellp::Params &p : {sellp::Params{8, 4, 1, sellp::Index::k32}, sellp::Params{4, 2, 16, sellp::Index::k16_if_possible}, sellp::Params{32, 1, 64, sellp::Index::k32}}) {
+    const auto H = sellp::from_csr(A, p);
+    const auto D = sellp::download(*sellp::build_on_device(up, p));
+    if (D.slice_ptr != H.slice_ptr || D.index16 != H.index16 || D.col_ind != H.col_ind || D.col_delta != H.col_delta || D.col_base != H.col_base ||
+        !bits_equal(D.val, H.val) || D.row_perm != H.row_perm || D.row_len != H.row_len)
+      return why = "SELL-P " + describe(p) + ": device conversion differs from host", false;
+    if (sellp::stored_on_device(up, p) != sellp::stored_entries(A, p)) return why = "SELL-P " + describe(p) + ": stored size differs", false;
+  }
+  for (const bellpack::Params &p : {bellpack::Params{1, 1, 32}, bellpack::Params{3, 3, 128}, bellpack::Params{2, 5, 1}}) {
+    const auto H = bellpack::from_csr(A, p);
+    const auto D = bellpack::download(*bellpack::build_on_device(up, p));
+    if (D.part_ptr != H.part_ptr || D.block_col != H.block_col || D.row_perm != H.row_perm || !bits_equal(D.val, H.val))
+      return why = "BELLPACK " + describe(p) + ": device conversion differs from host", false;
+  }
+  return true;
+}
+
+template <class V>
+void run_index_forms(const char *vname, const std::vector<testmat::Named> &mats)
+{
+  for (const auto &m : mats) {
+    const Csr<V> A = testmat::cast<V>(m.A);
+    std::string  why;
+    bool         ok = true;
+    try {
+      Csr<V, std::int64_t> L; // 64-bit indices
+      L.nrows = A.nrows, L.ncols = A.ncols;
+      L.row_ptr.assign(A.row_ptr.begin(), A.row_ptr.end());
+      L.col_ind.assign(A.col_ind.begin(), A.col_ind.end());
+      L.val = A.val;
+      ok = index_form_case<V, std::int64_t>(L.view(), why);
+      if (ok && A.nrows > 1) { // rows [k, n), row_ptr[0] = the k-th row's offset (nonzero unless the first k rows are empty)
+        const std::int64_t           k = A.nrows / 3 + 1;
+        const CsrView<V, std::int32_t> T{A.nrows - k, A.ncols, A.row_ptr.data() + k, A.col_ind.data(), A.val.data()};
+        ok = index_form_case<V, std::int32_t>(T, why);
+        if (!ok) why = "rows from " + std::to_string(k) + ": " + why;
+      } else if (!ok) {
+        why = "64-bit indices: " + why;
+      }
+    } catch (const std::exception &e) {
+      ok  = false;
+      why = std::string("exception: ") + e.what();
+    }
+    check::record(ok, std::string("gpu/index-forms/") + vname + "/" + m.name, why);
+  }
+}
+
+// cuSPARSE CSR built from the upload (autocuda's candidate in a GPU build): the same products as
+// the one built from the host, and its footprint
+template <class V>
+void run_csr_from_upload(const char *vname, const std::vector<testmat::Named> &mats)
+{
+  for (const auto &m : mats) {
+    const Csr<V> A = testmat::cast<V>(m.A);
+    std::string  why;
+    bool         ok = true;
+    try {
+      const cuda::DeviceCsr<V, std::int32_t> up(A.view(), nullptr);
+      auto                                   op  = autosel::csr_from_device(up);
+      const std::int64_t                     pad = A.nnz() ? 0 : std::int64_t(sizeof(std::int32_t) + sizeof(V));
+      ok = check_bytes(*op, pad, "cusparse from upload", why) && check_spmv(*op, A, true, why) && check_spmv_transpose<V>(*op, A, {}, true, why);
+    } catch (const std::exception &e) {
+      ok  = false;
+      why = e.what();
+    }
+    check::record(ok, std::string("gpu/cusparse-csr-from-upload/") + vname + "/" + m.name, why);
+  }
+}
+
 template <class V>
 void run_all(const char *vname)
 {
@@ -387,6 +483,64 @@ void run_all(const char *vname)
   run<V, sellp::Params>("sellp", vname, mats, sp, sq, sellp_case<V>);
   run<V, bellpack::Params>("bellpack", vname, mats, bp, bq, bellpack_case<V>);
   run_csr<V>(vname, mats);
+  run_index_forms<V>(vname, mats);
+  run_csr_from_upload<V>(vname, mats);
+}
+
+// Out of GPU memory in the middle of a build: the GPU taken but for the upload and 8 MiB, so that
+// a build's upload fits and its format does not; each build must throw DeviceError with
+// out_of_memory(), leave no CUDA error behind and free what it allocated, and succeed with the
+// host's arrays once the memory is back. Runs last: every kernel has been launched before, so the
+// driver's local-memory reservation needs no new memory at a launch here.
+void out_of_memory()
+{
+  const Csr<double>   A = testmat::poisson2d(700); // 490k rows, 2.4M entries: about 31 MB uploaded, 29 MB and more per format
+  std::size_t         free_bytes = 0, total = 0;
+  std::vector<void *> hog;
+  const std::size_t   upload = (A.row_ptr.size() + A.col_ind.size()) * sizeof(std::int32_t) + A.val.size() * sizeof(double);
+  const std::size_t   keep   = upload + (std::size_t(8) << 20);
+  for (std::size_t chunk = std::size_t(1) << 30; chunk >= (std::size_t(1) << 20); chunk /= 2) {
+    void *p = nullptr;
+    while (true) {
+      cudaMemGetInfo(&free_bytes, &total);
+      if (free_bytes < keep + chunk || cudaMalloc(&p, chunk) != cudaSuccess) break;
+      hog.push_back(p);
+    }
+    cudaGetLastError();
+  }
+  auto expect_oom = [&](const char *name, auto build) {
+    bool        ok = false;
+    std::string why;
+    try {
+      build();
+      why = "the build succeeded in " + std::to_string(free_bytes >> 20) + " MiB";
+    } catch (const cuda::DeviceError &e) {
+      ok  = e.out_of_memory();
+      why = e.what();
+    } catch (const std::exception &e) {
+      why = std::string("not a DeviceError: ") + e.what();
+    }
+    const cudaError_t left = cudaGetLastError();
+    if (left != cudaSuccess) ok = false, why += std::string("; left behind: ") + cudaGetErrorString(left);
+    check::record(ok, std::string("gpu/out-of-memory/") + name, why);
+  };
+  expect_oom("sellp", [&] { sellp::build_on_device(A.view(), sellp::Params{32, 1, 1, sellp::Index::k32}); });
+  expect_oom("sellp-sigma", [&] { sellp::build_on_device(A.view(), sellp::Params{32, 1, 1024, sellp::Index::k16_if_possible}); });
+  expect_oom("cmrs", [&] { cmrs::build_on_device(A.view(), cmrs::Params{6, true, 1}); });
+  expect_oom("bellpack", [&] { bellpack::build_on_device(A.view(), bellpack::Params{1, 1, 128}); });
+  for (void *p : hog) cudaFree(p);
+  std::string why;
+  bool        ok = false;
+  try {
+    const sellp::Params p{32, 1, 1, sellp::Index::k32};
+    const auto          H = sellp::from_csr(A.view(), p);
+    const auto          D = sellp::download(*sellp::build_on_device(A.view(), p));
+    ok = D.slice_ptr == H.slice_ptr && D.col_ind == H.col_ind && bits_equal(D.val, H.val);
+    if (!ok) why = "differs from host";
+  } catch (const std::exception &e) {
+    why = e.what();
+  }
+  check::record(ok, "gpu/out-of-memory/build-after-memory-is-back", why);
 }
 
 } // namespace
@@ -625,5 +779,6 @@ int main(int argc, char **argv)
   gather_and_dense();
   values_update<double>("double");
   if (!quick) values_update<float>("float");
+  if (!quick) out_of_memory(); // memcheck: nothing new to check, and it would shadow the whole GPU
   return check::finish();
 }

@@ -27,14 +27,15 @@ public:
     *changed = PETSC_FALSE;
     return PETSC_SUCCESS;
   }
-  void build(const CsrIn &A, PetscInt, bool device) override
+  void build(const BlockSource &A, PetscInt, bool device) override
   {
     if (!device) throw FormatError("cuSPARSE CSR is a GPU format");
 #if GPUMATS_HAVE_CUDA
-    dev_ = autosel::csr_to_device(A);
+    cuda::enter_step(A.log, cuda::BuildStep::kScatter, A.stream());
+    dev_ = A.device ? autosel::csr_from_device(*A.device) : autosel::csr_to_device(A.host);
 #endif
   }
-  std::unique_ptr<FormatOperator> build_like(const CsrIn &B, PetscInt bs, bool device) const override
+  std::unique_ptr<FormatOperator> build_like(const BlockSource &B, PetscInt bs, bool device) const override
   {
     auto o = std::make_unique<CsrOperator>();
     o->build(B, bs, device);
@@ -60,11 +61,11 @@ public:
   void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv(x, ep, stream); }
   void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv_transpose(x, ep, stream); }
 #endif
-  double predicted_bytes(const CsrIn &A, PetscInt) const override
+  double predicted_bytes(const BlockSource &A, PetscInt) const override
   {
-    return double(A.nnz()) * (sizeof(Scalar) + 4) + 4.0 * double(A.nrows + 1) + double(sizeof(Scalar)) * double(A.nrows + A.ncols);
+    return double(A.nnz()) * (sizeof(Scalar) + 4) + 4.0 * double(A.nrows() + 1) + double(sizeof(Scalar)) * double(A.nrows() + A.ncols());
   }
-  double critical_steps(const CsrIn &, PetscInt) const override { return 0; } // cuSPARSE balances long rows
+  double critical_steps(const BlockSource &, PetscInt) const override { return 0; } // cuSPARSE balances long rows
   Footprint footprint() const override
   {
 #if GPUMATS_HAVE_CUDA
@@ -132,22 +133,28 @@ public:
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  void build(const CsrIn &A, PetscInt bs, bool device) override
+  // The model's inputs come from the block's upload (one reduction per question on the GPU), which
+  // the format picked (or the two timed) is then built from.
+  void build(const BlockSource &A, PetscInt bs, bool device) override
   {
     clear();
     if (!device) throw FormatError("autocuda picks among GPU formats and has no host form; use -mat_type cmrs, sellp or bellpack on the host");
+#if GPUMATS_HAVE_CUDA
+    cuda::enter_step(A.log, cuda::BuildStep::kStructure, A.stream()); // the model's queries
+#endif
     // the candidates and their predicted times
     std::vector<Candidate> c;
     c.push_back({"sellp", sellp_info.make()});
     c.push_back({"cmrs", cmrs_info.make()});
     if (bs > 1 && bs <= 8) c.push_back({"bellpack", bellpack_info.make()});
     c.push_back({"csr", std::make_unique<CsrOperator>()});
-    const bool banded = A.nrows == 0 || sellp_banded(A);
+    const bool banded = A.nrows() == 0 || sellp_banded(A.host); // sampled on the host
     for (Candidate &k : c) {
-      k.op->stream_loads = stream_loads; // -mat_gpumats_loads reaches the format picked
-      k.bytes        = k.op->predicted_bytes(A, bs);
-      k.steps        = k.op->critical_steps(A, bs);
-      k.predicted_us = predict_us(k, banded);
+      k.op->stream_loads  = stream_loads; // -mat_gpumats_loads and -mat_gpumats_build reach the format picked
+      k.op->build_on_host = build_on_host;
+      k.bytes             = k.op->predicted_bytes(A, bs);
+      k.steps             = k.op->critical_steps(A, bs);
+      k.predicted_us      = predict_us(k, banded);
     }
     std::stable_sort(c.begin(), c.end(), [](const Candidate &a, const Candidate &b) { return a.predicted_us < b.predicted_us; });
     // cuSPARSE CSR stays unless another format promises a clear gain
@@ -159,7 +166,7 @@ public:
     if (trial && c.size() > 1) {
       for (std::size_t i = 0; i < 2; ++i) {
         c[i].op->build(A, bs, true);
-        c[i].measured_us = time_spmv(*c[i].op, A.nrows, A.ncols);
+        c[i].measured_us = time_spmv(*c[i].op, A.nrows(), A.ncols());
         if (i == 1) c[i].measured_us < c[0].measured_us ? (c[0].op->clear(), pick = 1) : (c[1].op->clear(), pick = 0);
       }
     } else {
@@ -171,7 +178,7 @@ public:
     name_   = c[pick].name;
   }
   // the format picked for the copy, with its parameters: nothing is weighed or timed again
-  std::unique_ptr<FormatOperator> build_like(const CsrIn &B, PetscInt bs, bool device) const override
+  std::unique_ptr<FormatOperator> build_like(const BlockSource &B, PetscInt bs, bool device) const override
   {
     if (!chosen_) throw std::logic_error("autocuda: build_like before a build");
     return chosen_->build_like(B, bs, device);
@@ -193,8 +200,8 @@ public:
   // the implicit transpose of the format picked for A (its choice was made for products with A)
   void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { chosen_->mult_transpose_device(x, ep, stream); }
 #endif
-  double      predicted_bytes(const CsrIn &A, PetscInt bs) const override { return chosen_ ? chosen_->predicted_bytes(A, bs) : 0; }
-  double      critical_steps(const CsrIn &A, PetscInt bs) const override { return chosen_ ? chosen_->critical_steps(A, bs) : 0; }
+  double      predicted_bytes(const BlockSource &A, PetscInt bs) const override { return chosen_ ? chosen_->predicted_bytes(A, bs) : 0; }
+  double      critical_steps(const BlockSource &A, PetscInt bs) const override { return chosen_ ? chosen_->critical_steps(A, bs) : 0; }
   Footprint   footprint() const override { return chosen_ ? chosen_->footprint() : Footprint{}; }
   std::string parameters() const override
   {

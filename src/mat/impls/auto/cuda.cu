@@ -116,7 +116,57 @@ public:
   }
 };
 
+// row_ptr - base and the column indices, as the 32-bit arrays cuSPARSE is given
+template <class I>
+__global__ void rebase_kernel(std::int64_t n, std::int64_t base, const I *__restrict__ in, std::int32_t *__restrict__ out)
+{
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = std::int32_t(std::int64_t(in[i]) - base);
+}
+
+template <class V>
+void describe_csr(CsrMatrix<V> &D)
+{
+  check_sparse(cusparseCreate(&D.handle), "cusparseCreate");
+  check_sparse(cusparseCreateCsr(&D.mat, D.nrows, D.ncols, D.nnz, D.row_ptr.get(), D.col.get(), D.val.get(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                 CUSPARSE_INDEX_BASE_ZERO, value_type<V>()),
+               "cusparseCreateCsr");
+  D.footprint.rows        = D.nrows;
+  D.footprint.cols        = D.ncols;
+  D.footprint.nnz         = D.nnz;
+  D.footprint.stored      = D.nnz;
+  D.footprint.index_bytes = 4 * (D.nnz + D.nrows + 1);
+  D.footprint.value_bytes = std::int64_t(sizeof(V)) * D.nnz;
+}
+
 } // namespace
+
+template <class V, class I>
+std::unique_ptr<cuda::Operator<V>> csr_from_device(const cuda::DeviceCsr<V, I> &A)
+{
+  if (A.nrows() > std::numeric_limits<std::int32_t>::max() || A.ncols() > std::numeric_limits<std::int32_t>::max())
+    throw FormatError("CSR: local block too large for 32-bit indices; use more MPI ranks");
+  checked_offset(A.nnz(), "CSR");
+  auto               D   = std::make_unique<CsrMatrix<V>>();
+  const std::int64_t nnz = A.nnz();
+  const auto         st  = static_cast<cudaStream_t>(A.stream());
+  D->nrows               = A.nrows();
+  D->ncols               = A.ncols();
+  D->nnz                 = nnz;
+  D->row_ptr.resize(std::size_t(A.nrows() + 1) * sizeof(std::int32_t));
+  D->col.resize(std::size_t(std::max<std::int64_t>(nnz, 1)) * sizeof(std::int32_t)); // cuSPARSE is handed real pointers
+  D->val.resize(std::size_t(std::max<std::int64_t>(nnz, 1)) * sizeof(V));
+  rebase_kernel<I><<<unsigned((A.nrows() + 1 + 255) / 256), 256, 0, st>>>(A.nrows() + 1, A.base(), A.row_ptr(), D->row_ptr.template as<std::int32_t>());
+  cuda::check_launch("CSR row pointer kernel");
+  if (nnz) {
+    rebase_kernel<I><<<unsigned((nnz + 255) / 256), 256, 0, st>>>(nnz, 0, A.col_ind(), D->col.template as<std::int32_t>());
+    cuda::check_launch("CSR column kernel");
+    cuda::check(cudaMemcpyAsync(D->val.get(), A.val(), std::size_t(nnz) * sizeof(V), cudaMemcpyDeviceToDevice, st), "cudaMemcpyAsync");
+  }
+  cuda::synchronize(A.stream());
+  describe_csr(*D);
+  return D;
+}
 
 template <class V, class I>
 std::unique_ptr<cuda::Operator<V>> csr_to_device(const CsrView<V, I, I> &A)
@@ -133,16 +183,7 @@ std::unique_ptr<cuda::Operator<V>> csr_to_device(const CsrView<V, I, I> &A)
   D->row_ptr = cuda::upload(rp.data(), rp.size());
   D->col     = nnz ? cuda::upload(ci.data(), ci.size()) : Buffer(sizeof(std::int32_t));
   D->val     = nnz ? cuda::upload(A.val + A.row_ptr[0], std::size_t(nnz)) : Buffer(sizeof(V));
-  check_sparse(cusparseCreate(&D->handle), "cusparseCreate");
-  check_sparse(cusparseCreateCsr(&D->mat, A.nrows, A.ncols, nnz, D->row_ptr.get(), D->col.get(), D->val.get(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                 CUSPARSE_INDEX_BASE_ZERO, value_type<V>()),
-               "cusparseCreateCsr");
-  D->footprint.rows        = A.nrows;
-  D->footprint.cols        = A.ncols;
-  D->footprint.nnz         = nnz;
-  D->footprint.stored      = nnz;
-  D->footprint.index_bytes = 4 * (nnz + A.nrows + 1);
-  D->footprint.value_bytes = std::int64_t(sizeof(V)) * nnz;
+  describe_csr(*D);
   return D;
 }
 
@@ -171,6 +212,8 @@ double time_spmv(const cuda::Operator<V> &op, std::int64_t nrows, std::int64_t n
 #define GPUMATS_AUTO_INSTANTIATE(V)                                                                                            \
   template std::unique_ptr<cuda::Operator<V>> csr_to_device<V, std::int32_t>(const CsrView<V, std::int32_t, std::int32_t> &); \
   template std::unique_ptr<cuda::Operator<V>> csr_to_device<V, std::int64_t>(const CsrView<V, std::int64_t, std::int64_t> &); \
+  template std::unique_ptr<cuda::Operator<V>> csr_from_device<V, std::int32_t>(const cuda::DeviceCsr<V, std::int32_t> &);     \
+  template std::unique_ptr<cuda::Operator<V>> csr_from_device<V, std::int64_t>(const cuda::DeviceCsr<V, std::int64_t> &);     \
   template double time_spmv<V>(const cuda::Operator<V> &, std::int64_t, std::int64_t, int, int, void *);
 GPUMATS_AUTO_INSTANTIATE(float)
 GPUMATS_AUTO_INSTANTIATE(double)

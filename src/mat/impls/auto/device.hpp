@@ -2,7 +2,7 @@
 // beat) and a timed trial of a device operator. Implemented in cuda.cu.
 #pragma once
 
-#include "../common/cuda/device.hpp"
+#include "../common/cuda/csr.hpp"
 
 namespace gpumats {
 namespace autosel {
@@ -10,6 +10,10 @@ namespace autosel {
 // CSR on the current GPU, multiplied by cusparseSpMV (CUSPARSE_SPMV_CSR_ALG1).
 template <class V, class I>
 std::unique_ptr<cuda::Operator<V>> csr_to_device(const CsrView<V, I, I> &A);
+// The same from the block's upload: its arrays copied on the GPU (32-bit indices, offsets from 0),
+// none read on the host.
+template <class V, class I>
+std::unique_ptr<cuda::Operator<V>> csr_from_device(const cuda::DeviceCsr<V, I> &A);
 
 // Mean time in microseconds of `reps` products y = A x after `warmup` untimed ones, by CUDA events
 // on `stream`; x and y are scratch device arrays of the operator's sizes.

@@ -49,9 +49,12 @@ struct BellpackTraits {
   // Block size: the user's, else the matrix's (MatSetBlockSize, DMDA dof), else the one whose
   // estimated bytes per nonzero, fill * (value + index / (r*c)), are fewest, with the fill
   // estimated on about 1% of the block rows (the paper's fill estimation by sampling).
-  static Params resolve(const Params &p, const CsrIn &A, PetscInt bs)
+  // The fill estimates sample about 1% of the block rows on the host (36 block sizes of a 200^3
+  // 7-point stencil: about 1 ms), so they stay there for GPU builds too.
+  static Params resolve(const Params &p, const BlockSource &src, PetscInt bs)
   {
-    Params q = p;
+    Params       q = p;
+    const CsrIn &A = src.host;
     if (!q.block_set) q.core = block_size(q.core, A, bs);
     if (!q.core.partition_rows) {
       // the paper's model: N blocks per thread from the sampled fill ratio, L = ceil(block rows / R)
@@ -82,21 +85,20 @@ struct BellpackTraits {
   static void      spmv_transpose(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { bellpack::spmv_transpose(M, x, ep); }
   static Footprint footprint(const Matrix &M) { return bellpack::footprint(M); }
 #if GPUMATS_HAVE_CUDA
-  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p)
-  {
-    return bellpack::build_on_device(A, p.core);
-  }
+  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p) { return bellpack::build_on_device(*A.device, p.core, A.log); }
+  static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &M) { return bellpack::to_device(M); }
 #endif
   // the fill ratio is estimated on about 1% of the block rows, as in the paper's fill estimation
-  static double predicted_bytes(const Params &p, const CsrIn &A)
+  static double predicted_bytes(const Params &p, const BlockSource &src)
   {
+    const CsrIn       &A = src.host;
     const std::int64_t r = p.core.r, c = p.core.c, block_rows = (A.nrows + r - 1) / r;
     const double       fill   = bellpack::block_fill(A, int(r), int(c), std::max<std::int64_t>(1, block_rows / 100));
     const double       stored = fill * double(A.nnz());
     return stored * sizeof(Scalar) + 4.0 * stored / double(r * c) + 4.0 * double(block_rows);
   }
   // a thread walks the blocks of its block row; a row of L entries spans at least L/c blocks
-  static double critical_steps(const Params &p, const CsrIn &A) { return double((longest_row(A) + p.core.c - 1) / p.core.c); }
+  static double critical_steps(const Params &p, const BlockSource &A) { return double((A.longest_row() + p.core.c - 1) / p.core.c); }
   static std::string describe(const Params &p)
   {
     return "block size " + std::to_string(p.core.r) + "x" + std::to_string(p.core.c) + (p.block_set ? "" : " (from the matrix block size or fill estimation)") +

@@ -15,6 +15,8 @@
 #include "../common/cuda/check.cuh"
 #include "device.hpp"
 
+#include <cub/device/device_radix_sort.cuh>
+
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -157,14 +159,15 @@ public:
 
 // Walks the distinct block columns of block row `I` in ascending order by merging its r sorted
 // rows, calling visit(k, J, a_first..) for the k-th block column J with the heads positioned on it.
+// Entry j of the host CSR sits at col[j - base].
 template <class I, class F>
-__device__ void merge_block_row(std::int64_t blockrow, int r, int c, std::int64_t nrows, const I *row_ptr, const I *col, F &&visit)
+__device__ void merge_block_row(std::int64_t blockrow, int r, int c, std::int64_t nrows, std::int64_t base, const I *row_ptr, const I *col, F &&visit)
 {
-  I head[kMaxBlock], end[kMaxBlock];
+  std::int64_t head[kMaxBlock], end[kMaxBlock];
   for (int a = 0; a < r; ++a) {
     const std::int64_t row = blockrow * r + a;
-    head[a] = row < nrows ? row_ptr[row] - row_ptr[0] : 0;
-    end[a]  = row < nrows ? row_ptr[row + 1] - row_ptr[0] : 0;
+    head[a] = row < nrows ? std::int64_t(row_ptr[row]) - base : 0;
+    end[a]  = row < nrows ? std::int64_t(row_ptr[row + 1]) - base : 0;
   }
   for (std::int32_t k = 0;; ++k) {
     std::int64_t J = -1;
@@ -179,13 +182,13 @@ __device__ void merge_block_row(std::int64_t blockrow, int r, int c, std::int64_
 }
 
 template <class I>
-__global__ void count_kernel(std::int64_t block_rows, int r, int c, std::int64_t nrows, const I *__restrict__ row_ptr, const I *__restrict__ col,
-                             std::int32_t *__restrict__ count)
+__global__ void count_kernel(std::int64_t block_rows, int r, int c, std::int64_t nrows, std::int64_t base, const I *__restrict__ row_ptr, const I *__restrict__ col,
+                             std::uint32_t *__restrict__ count)
 {
   const std::int64_t B = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (B >= block_rows) return;
-  std::int32_t n = 0;
-  merge_block_row(B, r, c, nrows, row_ptr, col, [&](std::int32_t, std::int32_t J, I *head, I *end) {
+  std::uint32_t n = 0;
+  merge_block_row(B, r, c, nrows, base, row_ptr, col, [&](std::int32_t, std::int32_t J, std::int64_t *head, std::int64_t *end) {
     ++n;
     for (int a = 0; a < r; ++a)
       while (head[a] < end[a] && std::int64_t(col[head[a]]) / c == J) ++head[a];
@@ -194,14 +197,14 @@ __global__ void count_kernel(std::int64_t block_rows, int r, int c, std::int64_t
 }
 
 template <class V, class I>
-__global__ void fill_kernel(std::int64_t block_rows, int r, int c, int R, std::int64_t nrows, const I *__restrict__ row_ptr, const I *__restrict__ col,
-                            const V *__restrict__ val_in, const std::int32_t *__restrict__ perm, const std::int32_t *__restrict__ part_ptr,
-                            std::int32_t *__restrict__ bcol, V *__restrict__ val)
+__global__ void fill_kernel(std::int64_t block_rows, int r, int c, int R, std::int64_t nrows, std::int64_t base, const I *__restrict__ row_ptr,
+                            const I *__restrict__ col, const V *__restrict__ val_in, const std::int32_t *__restrict__ perm,
+                            const std::int32_t *__restrict__ part_ptr, std::int32_t *__restrict__ bcol, V *__restrict__ val)
 {
   const std::int64_t pos = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (pos >= block_rows) return;
   const std::int64_t q = pos / R, i = pos % R, rc = std::int64_t(r) * c;
-  merge_block_row(std::int64_t(perm[pos]), r, c, nrows, row_ptr, col, [&](std::int32_t k, std::int32_t J, I *head, I *end) {
+  merge_block_row(std::int64_t(perm[pos]), r, c, nrows, base, row_ptr, col, [&](std::int32_t k, std::int32_t J, std::int64_t *head, std::int64_t *end) {
     bcol[part_ptr[q] + std::int64_t(k) * R + i] = J;
     for (int a = 0; a < r; ++a)
       for (; head[a] < end[a] && std::int64_t(col[head[a]]) / c == J; ++head[a]) {
@@ -211,61 +214,89 @@ __global__ void fill_kernel(std::int64_t block_rows, int r, int c, int R, std::i
   });
 }
 
+// A partition holds R block rows as wide as its first (longest): R x that many slots.
+__global__ void partition_sizes_kernel(std::int64_t partitions, int R, const std::uint32_t *__restrict__ sorted_count, std::int64_t *__restrict__ sizes)
+{
+  const std::int64_t q = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (q < partitions) sizes[q] = std::int64_t(sorted_count[q * R]) * R;
+}
+
+unsigned blocks_for(std::int64_t n) { return unsigned((n + 255) / 256); }
+
 } // namespace
 
 template <class V, class I>
-std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p)
+std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &A, const Params &p, cuda::BuildLog *log)
 {
   check_params(p);
-  if (A.nrows > std::numeric_limits<std::int32_t>::max() || A.ncols > std::numeric_limits<std::int32_t>::max())
+  if (A.nrows() > std::numeric_limits<std::int32_t>::max() || A.ncols() > std::numeric_limits<std::int32_t>::max())
     throw FormatError("BELLPACK: local block too large for 32-bit indices; use more MPI ranks");
-  auto               D  = std::make_unique<DeviceMatrix<V>>();
-  const std::int64_t r = p.r, c = p.c, R = p.partition_rows, rc = r * c, nnz = A.nnz();
-  const std::int64_t nbr = (A.nrows + r - 1) / r, np = (nbr + R - 1) / R;
+  auto               D      = std::make_unique<DeviceMatrix<V>>();
+  void *const        stream = A.stream();
+  const auto         st     = static_cast<cudaStream_t>(stream);
+  const std::int64_t n = A.nrows(), r = p.r, c = p.c, R = p.partition_rows, rc = r * c, nnz = A.nnz();
+  const std::int64_t nbr = (n + r - 1) / r, np = (nbr + R - 1) / R;
   D->params     = p;
-  D->nrows      = A.nrows;
-  D->ncols      = A.ncols;
+  D->nrows      = n;
+  D->ncols      = A.ncols();
   D->block_rows = nbr;
   D->partitions = np;
-  // an empty matrix may come with null column and value arrays: upload only what exists
-  Buffer rp = cuda::upload(A.row_ptr, std::size_t(A.nrows + 1));
-  Buffer ci = nnz ? cuda::upload(A.col_ind + A.row_ptr[0], std::size_t(nnz)) : Buffer(sizeof(I));
-  Buffer va = nnz ? cuda::upload(A.val + A.row_ptr[0], std::size_t(nnz)) : Buffer(sizeof(V));
 
-  // blocks per block row on the GPU, the sort and the partition layout on the host
-  std::vector<std::int64_t> ptr(nbr + 1, 0);
+  // structure: blocks per block row (merging its r rows), the stable sort of block rows by count,
+  // longest first (a radix sort over the bits a count can have: sort_by_count's order exactly),
+  // partition widths and their offsets
+  D->perm = Buffer(std::size_t(std::max<std::int64_t>(nbr, 1)) * sizeof(std::int32_t)); // the kernel is handed a real pointer
+  Buffer sizes(std::size_t(np) * sizeof(std::int64_t));
   if (nbr) {
-    Buffer                    counts(nbr * sizeof(std::int32_t));
-    std::vector<std::int32_t> h(nbr);
-    count_kernel<I><<<unsigned((nbr + 255) / 256), 256>>>(nbr, int(r), int(c), A.nrows, rp.as<I>(), ci.as<I>(), counts.as<std::int32_t>());
+    Buffer counts(std::size_t(nbr) * sizeof(std::uint32_t)), sorted(std::size_t(nbr) * sizeof(std::uint32_t)), ids(std::size_t(nbr) * sizeof(std::int32_t)), tmp;
+    count_kernel<I><<<blocks_for(nbr), 256, 0, st>>>(nbr, int(r), int(c), n, A.base(), A.row_ptr(), A.col_ind(), counts.as<std::uint32_t>());
     cuda::check_launch("BELLPACK count kernel");
-    cuda::copy_to_host_sync(h.data(), counts.get(), nbr * sizeof(std::int32_t), nullptr);
-    for (std::int64_t B = 0; B < nbr; ++B) ptr[B + 1] = ptr[B] + h[B];
+    cuda::iota(ids.as<std::int32_t>(), nbr, stream);
+    int                most_bits = 1; // a block row has at most ceil(ncols / c) blocks
+    const std::int64_t most      = (A.ncols() + c - 1) / c;
+    while (most_bits < 32 && (std::int64_t(1) << most_bits) <= most) ++most_bits;
+    std::size_t tmp_bytes = 0;
+    cuda::check(cub::DeviceRadixSort::SortPairsDescending(nullptr, tmp_bytes, counts.as<std::uint32_t>(), sorted.as<std::uint32_t>(), ids.as<std::int32_t>(),
+                                                          D->perm.template as<std::int32_t>(), nbr, 0, most_bits, st),
+                "cub::DeviceRadixSort");
+    tmp.resize(std::max<std::size_t>(tmp_bytes, 1));
+    cuda::check(cub::DeviceRadixSort::SortPairsDescending(tmp.get(), tmp_bytes, counts.as<std::uint32_t>(), sorted.as<std::uint32_t>(), ids.as<std::int32_t>(),
+                                                          D->perm.template as<std::int32_t>(), nbr, 0, most_bits, st),
+                "cub::DeviceRadixSort");
+    partition_sizes_kernel<<<blocks_for(np), 256, 0, st>>>(np, int(R), sorted.as<std::uint32_t>(), sizes.as<std::int64_t>());
+    cuda::check_launch("BELLPACK partition sizes kernel");
+    cuda::synchronize(stream); // before counts, ids and tmp are freed
   }
-  const std::vector<std::int32_t> perm = sort_by_count(ptr);
-  std::vector<std::int32_t>       pp(np + 1, 0);
-  for (std::int64_t q = 0; q < np; ++q) pp[q + 1] = checked_offset(pp[q] + (ptr[perm[q * R] + 1] - ptr[perm[q * R]]) * R, "BELLPACK");
-  const std::int64_t slots = pp[np];
+  const std::int64_t slots = cuda::offsets_from_sizes(sizes.as<std::int64_t>(), np, D->part_ptr, "BELLPACK", stream);
   checked_offset(slots * rc, "BELLPACK");
-  D->perm     = perm.empty() ? Buffer(sizeof(std::int32_t)) : cuda::upload(perm.data(), perm.size());
-  D->part_ptr = cuda::upload(pp.data(), pp.size());
-  D->bcol.resize(std::max<std::int64_t>(slots, 1) * sizeof(std::int32_t));
-  D->val.resize(std::max<std::int64_t>(slots * rc, 1) * sizeof(V));
-  cuda::check(cudaMemset(D->bcol.get(), 0xFF, slots * sizeof(std::int32_t)), "cudaMemset"); // kPadBlock
-  cuda::check(cudaMemset(D->val.get(), 0, slots * rc * sizeof(V)), "cudaMemset");
-  if (nbr)
-    fill_kernel<V, I><<<unsigned((nbr + 255) / 256), 256>>>(nbr, int(r), int(c), int(R), A.nrows, rp.as<I>(), ci.as<I>(), va.as<V>(),
-                                                          D->perm.template as<std::int32_t>(), D->part_ptr.template as<std::int32_t>(),
-                                                          D->bcol.template as<std::int32_t>(), D->val.template as<V>());
-  cuda::check_launch("BELLPACK fill kernel");
-  cuda::synchronize(nullptr);
-  D->footprint.rows        = A.nrows;
-  D->footprint.cols        = A.ncols;
+
+  // scatter: padding slots and block fill first, then every entry into its block
+  cuda::enter_step(log, cuda::BuildStep::kScatter, stream);
+  D->bcol.resize(std::size_t(std::max<std::int64_t>(slots, 1)) * sizeof(std::int32_t));
+  D->val.resize(std::size_t(std::max<std::int64_t>(slots * rc, 1)) * sizeof(V));
+  cuda::check(cudaMemsetAsync(D->bcol.get(), 0xFF, std::size_t(slots) * sizeof(std::int32_t), st), "cudaMemsetAsync"); // kPadBlock
+  cuda::check(cudaMemsetAsync(D->val.get(), 0, std::size_t(slots * rc) * sizeof(V), st), "cudaMemsetAsync");
+  if (nbr && nnz) {
+    fill_kernel<V, I><<<blocks_for(nbr), 256, 0, st>>>(nbr, int(r), int(c), int(R), n, A.base(), A.row_ptr(), A.col_ind(), A.val(), D->perm.template as<std::int32_t>(),
+                                                      D->part_ptr.template as<std::int32_t>(), D->bcol.template as<std::int32_t>(), D->val.template as<V>());
+    cuda::check_launch("BELLPACK fill kernel");
+  }
+  cuda::synchronize(stream);
+  D->footprint.rows        = n;
+  D->footprint.cols        = A.ncols();
   D->footprint.nnz         = nnz;
   D->footprint.stored      = slots * rc;
   D->footprint.index_bytes = 4 * (slots + nbr + np + 1);
   D->footprint.value_bytes = std::int64_t(sizeof(V)) * slots * rc;
   return D;
+}
+
+template <class V, class I>
+std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p)
+{
+  check_params(p);
+  const cuda::DeviceCsr<V, I> up(A, nullptr);
+  return build_on_device(up, p);
 }
 
 template <class V>
@@ -350,12 +381,13 @@ std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
   return D;
 }
 
+#define GPUMATS_BELLPACK_INSTANTIATE_I(V, I)                                                                                                 \
+  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, I>(const cuda::DeviceCsr<V, I> &, const Params &, cuda::BuildLog *);         \
+  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, I>(const CsrView<V, I, I> &, const Params &);
 #define GPUMATS_BELLPACK_INSTANTIATE(V)                                                                                      \
   template std::unique_ptr<cuda::Operator<V>> to_device<V>(const Matrix<V> &);                                               \
-  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int32_t>(const CsrView<V, std::int32_t, std::int32_t> &, \
-                                                                              const Params &);                                 \
-  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int64_t>(const CsrView<V, std::int64_t, std::int64_t> &, \
-                                                                              const Params &);                                 \
+  GPUMATS_BELLPACK_INSTANTIATE_I(V, std::int32_t)                                                                            \
+  GPUMATS_BELLPACK_INSTANTIATE_I(V, std::int64_t)                                                                            \
   template Matrix<V> download<V>(const cuda::Operator<V> &);                                                                  \
   template std::unique_ptr<cuda::Operator<V>> dense_on_device<V>(std::int64_t, int, const Params &);                            \
   template int resident_partitions<V>(const Params &);

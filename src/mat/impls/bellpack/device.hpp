@@ -1,7 +1,7 @@
 // BELLPACK on the GPU: what the glue and the tests may call. Implemented in cuda.cu.
 #pragma once
 
-#include "../common/cuda/device.hpp"
+#include "../common/cuda/csr.hpp"
 #include "core.hpp"
 
 namespace gpumats {
@@ -12,10 +12,17 @@ namespace bellpack {
 template <class V>
 std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M);
 
-// Converts a host CSR (rows sorted by column, as PETSc's AIJ keeps them) on the GPU: block rows are
-// counted and filled there by merging their r rows; only the sort of block rows by length (a
-// counting sort of one integer per block row) runs on the host. Identical, array for array, to
-// to_device(from_csr(A, p)).
+// Converts a CSR (rows sorted by column, as PETSc's AIJ keeps them) on the GPU from its upload
+// (common/cuda/csr.hpp), reading nothing on the host: the blocks of every block row are counted by
+// merging its r rows, the block rows sorted by count (a stable radix sort, longest first), the
+// partition widths and offsets computed (a scan), and the blocks filled, all there; only the
+// number of slots is read back, to allocate. The choice of the block size (sampled fill
+// estimation) stays with the glue. Identical, array for array, to to_device(from_csr(A, p)).
+// `log` (may be null) is told when the scatter starts.
+template <class V, class I>
+std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &A, const Params &p, cuda::BuildLog *log = nullptr);
+
+// The same from a host CSR, uploaded first on the default stream (the tests' entry point).
 template <class V, class I>
 std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p);
 

@@ -54,44 +54,33 @@ struct CmrsTraits {
   // The modified layout (16 rows padded to 32 entries) was never the fastest in that sweep
   // (poisson7: 314 us against 249 us for height 6; random4: 210 against 189), so auto takes the
   // basic layout; -mat_cmrs_kernel modified still forces it.
-  static Params resolve(const Params &p, const CsrIn &A, PetscInt)
+  static Params resolve(const Params &p, const BlockSource &A, PetscInt)
   {
     Params       q  = p;
-    const double mu = A.nrows ? double(A.nnz()) / double(A.nrows) : 0;
+    const double mu = A.nrows() ? double(A.nnz()) / double(A.nrows()) : 0;
     if (!q.core.pad_multiple) q.core.pad_multiple = 1;
     if (!q.core.height) q.core.height = mu > 0 ? int(std::min<double>(cmrs::kMaxHeight, std::max(1.0, std::round(kHeightScale / std::sqrt(mu))))) : 1;
     return q;
   }
   static constexpr double kHeightScale = 16.0; // best height = 16 / sqrt(mu) on the H200 (see above)
 
-  static std::int64_t stored_entries(const CsrIn &A, std::int64_t h, std::int64_t pad)
-  {
-    std::int64_t stored = 0;
-    for (std::int64_t r0 = 0; r0 < A.nrows; r0 += h) {
-      const std::int64_t n = A.row_begin(std::min(A.nrows, r0 + h)) - A.row_begin(r0);
-      stored += (n + pad - 1) / pad * pad;
-    }
-    return stored;
-  }
   static Matrix    from_csr(const CsrIn &A, const Params &p) { return cmrs::from_csr(A, p.core); }
   static void      spmv(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { cmrs::spmv(M, x, ep); }
   static void      spmv_transpose(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { cmrs::spmv_transpose(M, x, ep); }
   static Footprint footprint(const Matrix &M) { return cmrs::footprint(M); }
 #if GPUMATS_HAVE_CUDA
-  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p) { return cmrs::build_on_device(A, p.core); }
+  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p) { return cmrs::build_on_device(*A.device, p.core, A.log); }
+  static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &M) { return cmrs::to_device(M); }
 #endif
-  static double predicted_bytes(const Params &p, const CsrIn &A)
+  // the basic layout stores the nonzeros exactly; the modified one pads every strip
+  static double predicted_bytes(const Params &p, const BlockSource &A)
   {
-    const std::int64_t h = p.core.height, strips = (A.nrows + h - 1) / h;
-    return double(stored_entries(A, h, p.core.pad_multiple)) * (sizeof(Scalar) + 4) + 4.0 * double(strips + 1);
+    const std::int64_t h = p.core.height, strips = (A.nrows() + h - 1) / h;
+    const std::int64_t stored = p.core.pad_multiple > 1 ? A.groups(h, 1, p.core.pad_multiple).padded_entries : A.nnz();
+    return double(stored) * (sizeof(Scalar) + 4) + 4.0 * double(strips + 1);
   }
   // a warp walks its strip in steps of 32 entries
-  static double critical_steps(const Params &p, const CsrIn &A)
-  {
-    std::int64_t longest = 0;
-    for (std::int64_t r0 = 0; r0 < A.nrows; r0 += p.core.height) longest = std::max(longest, A.row_begin(std::min(A.nrows, r0 + p.core.height)) - A.row_begin(r0));
-    return double((longest + 31) / 32);
-  }
+  static double critical_steps(const Params &p, const BlockSource &A) { return double((A.groups(p.core.height).longest_group + 31) / 32); }
   static std::string describe(const Params &p)
   {
     return "strip height " + (p.core.height ? std::to_string(p.core.height) : std::string("auto")) +

@@ -103,7 +103,6 @@ class DeviceMatrix final : public cuda::Operator<V> {
 public:
   Params                    params;
   std::int64_t              nrows = 0, ncols = 0, nnz = 0, nstrips = 0;
-  std::vector<std::int32_t> strip_nnz; // host copy, only for download()
   Buffer                    strip_ptr, col, val;
 
   void spmv(const V *x, const Epilogue<V> &ep, void *stream) const override
@@ -135,19 +134,42 @@ public:
 
 // One thread per row: writes the row's entries, packed, at their place in the (padded) strip.
 template <class V, class I>
-__global__ void pack_kernel(std::int64_t nrows, int height, const I *__restrict__ row_ptr, const I *__restrict__ col_in, const V *__restrict__ val_in,
-                            const std::int32_t *__restrict__ strip_ptr, std::uint32_t *__restrict__ col_out, V *__restrict__ val_out)
+__global__ void pack_kernel(std::int64_t nrows, int height, std::int64_t base, const I *__restrict__ row_ptr, const I *__restrict__ col_in,
+                            const V *__restrict__ val_in, const std::int32_t *__restrict__ strip_ptr, std::uint32_t *__restrict__ col_out,
+                            V *__restrict__ val_out)
 {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= nrows) return;
-  const std::int64_t s = i / height, first = row_ptr[s * height];
-  const std::int64_t dst = strip_ptr[s] + (row_ptr[i] - first);
-  const std::uint32_t r  = std::uint32_t(i - s * height);
-  for (I j = row_ptr[i]; j < row_ptr[i + 1]; ++j) {
-    col_out[dst + (j - row_ptr[i])] = pack(std::uint32_t(col_in[j - row_ptr[0]]), r);
-    val_out[dst + (j - row_ptr[i])] = val_in[j - row_ptr[0]];
+  const std::int64_t  s = i / height, first = row_ptr[s * height];
+  const std::int64_t  dst = strip_ptr[s] + (std::int64_t(row_ptr[i]) - first), src = std::int64_t(row_ptr[i]) - base;
+  const std::int64_t  len = std::int64_t(row_ptr[i + 1] - row_ptr[i]);
+  const std::uint32_t r   = std::uint32_t(i - s * height);
+  for (std::int64_t k = 0; k < len; ++k) {
+    col_out[dst + k] = pack(std::uint32_t(col_in[src + k]), r);
+    val_out[dst + k] = val_in[src + k];
   }
 }
+
+// Unpadded strips start where their first row starts: strip_ptr[s] = row_ptr[s h] - base, s = 0..strips.
+template <class I>
+__global__ void strip_starts_kernel(std::int64_t nstrips, std::int64_t nrows, int height, std::int64_t base, const I *__restrict__ row_ptr,
+                                    std::int32_t *__restrict__ strip_ptr)
+{
+  const std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (s <= nstrips) strip_ptr[s] = std::int32_t(std::int64_t(row_ptr[min(nrows, s * height)]) - base);
+}
+
+// Padded strips: each strip's entries rounded up to the pad multiple, one thread per strip.
+template <class I>
+__global__ void strip_sizes_kernel(std::int64_t nstrips, std::int64_t nrows, int height, int pad, const I *__restrict__ row_ptr, std::int64_t *__restrict__ sizes)
+{
+  const std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (s >= nstrips) return;
+  const std::int64_t n = std::int64_t(row_ptr[min(nrows, (s + 1) * height)] - row_ptr[s * height]);
+  sizes[s]             = (n + pad - 1) / pad * pad;
+}
+
+unsigned blocks_for(std::int64_t n) { return unsigned((n + 255) / 256); }
 
 } // namespace
 
@@ -160,7 +182,6 @@ std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
   D->ncols     = M.ncols;
   D->nnz       = M.nnz;
   D->nstrips   = M.strips();
-  D->strip_nnz = M.strip_nnz;
   D->strip_ptr = cuda::upload(M.strip_ptr.data(), M.strip_ptr.size());
   D->col       = cuda::upload(M.col_ind.data(), M.col_ind.size());
   D->val       = cuda::upload(M.val.data(), M.val.size());
@@ -169,69 +190,85 @@ std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
 }
 
 template <class V, class I>
-std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p)
+std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &A, const Params &p, cuda::BuildLog *log)
 {
   check_params(p);
-  if (A.ncols > kMaxCols)
-    throw FormatError("CMRS: " + std::to_string(A.ncols) + " columns in a local block exceed the 28-bit packed column index (at most " +
+  if (A.ncols() > kMaxCols)
+    throw FormatError("CMRS: " + std::to_string(A.ncols()) + " columns in a local block exceed the 28-bit packed column index (at most " +
                       std::to_string(kMaxCols) + "); use more MPI ranks, or the sellpcuda or bellpackcuda type");
-  if (A.nrows > std::numeric_limits<std::int32_t>::max() || A.ncols > std::numeric_limits<std::int32_t>::max())
+  if (A.nrows() > std::numeric_limits<std::int32_t>::max() || A.ncols() > std::numeric_limits<std::int32_t>::max())
     throw FormatError("CMRS: local block too large for 32-bit indices; use more MPI ranks");
-  auto               D = std::make_unique<DeviceMatrix<V>>();
-  const std::int64_t h = p.height, ns = (A.nrows + h - 1) / h, pad = p.pad_multiple, nnz = A.nnz();
-  D->params            = p;
-  D->nrows             = A.nrows;
-  D->ncols             = A.ncols;
-  D->nnz               = nnz;
-  D->nstrips           = ns;
-  // strip offsets from row_ptr on the host: O(rows/height), the only host pass over the matrix
-  std::vector<std::int32_t> sp(ns + 1, 0);
-  D->strip_nnz.resize(ns);
-  for (std::int64_t s = 0; s < ns; ++s) {
-    const std::int64_t n = A.row_begin(std::min(A.nrows, (s + 1) * h)) - A.row_begin(s * h);
-    D->strip_nnz[s]      = std::int32_t(n);
-    sp[s + 1]            = checked_offset(sp[s] + (n + pad - 1) / pad * pad, "CMRS");
+  auto               D      = std::make_unique<DeviceMatrix<V>>();
+  void *const        stream = A.stream();
+  const auto         st     = static_cast<cudaStream_t>(stream);
+  const std::int64_t n = A.nrows(), h = p.height, ns = (n + h - 1) / h, pad = p.pad_multiple, nnz = A.nnz();
+  D->params  = p;
+  D->nrows   = n;
+  D->ncols   = A.ncols();
+  D->nnz     = nnz;
+  D->nstrips = ns;
+
+  // structure: strip offsets, a gather of the row pointers (basic layout) or a scan of padded sizes
+  std::int64_t stored = nnz;
+  if (pad == 1) {
+    checked_offset(nnz, "CMRS");
+    D->strip_ptr.resize(std::size_t(ns + 1) * sizeof(std::int32_t));
+    strip_starts_kernel<I><<<blocks_for(ns + 1), 256, 0, st>>>(ns, n, int(h), A.base(), A.row_ptr(), D->strip_ptr.template as<std::int32_t>());
+    cuda::check_launch("CMRS strip starts kernel");
+  } else {
+    Buffer sizes(std::size_t(ns) * sizeof(std::int64_t));
+    if (ns) strip_sizes_kernel<I><<<blocks_for(ns), 256, 0, st>>>(ns, n, int(h), int(pad), A.row_ptr(), sizes.as<std::int64_t>());
+    cuda::check_launch("CMRS strip sizes kernel");
+    stored = cuda::offsets_from_sizes(sizes.as<std::int64_t>(), ns, D->strip_ptr, "CMRS", stream);
   }
-  const std::int64_t stored = sp[ns];
-  D->strip_ptr              = cuda::upload(sp.data(), sp.size());
-  D->col.resize(stored * sizeof(std::uint32_t));
-  D->val.resize(stored * sizeof(V));
-  if (stored) {
-    cuda::check(cudaMemset(D->col.get(), 0xFF, stored * sizeof(std::uint32_t)), "cudaMemset"); // kPadWord everywhere first
-    cuda::check(cudaMemset(D->val.get(), 0, stored * sizeof(V)), "cudaMemset");
+
+  // scatter: pack each row into its strip, padding words where the modified layout pads, then the
+  // column sort of every strip
+  cuda::enter_step(log, cuda::BuildStep::kScatter, stream);
+  D->col.resize(std::size_t(stored) * sizeof(std::uint32_t));
+  D->val.resize(std::size_t(stored) * sizeof(V));
+  if (stored > nnz) {
+    cuda::check(cudaMemsetAsync(D->col.get(), 0xFF, std::size_t(stored) * sizeof(std::uint32_t), st), "cudaMemsetAsync"); // kPadWord
+    cuda::check(cudaMemsetAsync(D->val.get(), 0, std::size_t(stored) * sizeof(V), st), "cudaMemsetAsync");
   }
   if (nnz) {
-    Buffer rp = cuda::upload(A.row_ptr, std::size_t(A.nrows + 1));
-    Buffer ci = cuda::upload(A.col_ind + A.row_ptr[0], std::size_t(nnz));
-    Buffer va = cuda::upload(A.val + A.row_ptr[0], std::size_t(nnz));
-    pack_kernel<V, I><<<unsigned((A.nrows + 255) / 256), 256>>>(A.nrows, int(h), rp.as<I>(), ci.as<I>(), va.as<V>(), D->strip_ptr.template as<std::int32_t>(),
-                                                               D->col.template as<std::uint32_t>(), D->val.template as<V>());
+    pack_kernel<V, I><<<blocks_for(n), 256, 0, st>>>(n, int(h), A.base(), A.row_ptr(), A.col_ind(), A.val(), D->strip_ptr.template as<std::int32_t>(),
+                                                    D->col.template as<std::uint32_t>(), D->val.template as<V>());
     cuda::check_launch("CMRS pack kernel");
     if (p.sort_columns) {
       // stable sort of each strip by packed word = by column, then row: the host's order exactly
       // (padding words are all ones and stay at the end)
-      Buffer      keys(stored * sizeof(std::uint32_t)), vals(stored * sizeof(V)), tmp;
+      Buffer      keys(std::size_t(stored) * sizeof(std::uint32_t)), vals(std::size_t(stored) * sizeof(V)), tmp;
       std::size_t tmp_bytes = 0;
       const auto *off       = D->strip_ptr.template as<std::int32_t>();
       cuda::check(cub::DeviceSegmentedSort::StableSortPairs(nullptr, tmp_bytes, D->col.template as<std::uint32_t>(), keys.as<std::uint32_t>(),
-                                                            D->val.template as<V>(), vals.as<V>(), stored, ns, off, off + 1),
+                                                            D->val.template as<V>(), vals.as<V>(), stored, ns, off, off + 1, st),
                   "cub::DeviceSegmentedSort");
       tmp.resize(std::max<std::size_t>(tmp_bytes, 1));
       cuda::check(cub::DeviceSegmentedSort::StableSortPairs(tmp.get(), tmp_bytes, D->col.template as<std::uint32_t>(), keys.as<std::uint32_t>(),
-                                                            D->val.template as<V>(), vals.as<V>(), stored, ns, off, off + 1),
+                                                            D->val.template as<V>(), vals.as<V>(), stored, ns, off, off + 1, st),
                   "cub::DeviceSegmentedSort");
+      cuda::synchronize(stream); // before the unsorted arrays are freed
       D->col = std::move(keys);
       D->val = std::move(vals);
     }
   }
-  cuda::synchronize(nullptr);
-  D->footprint.rows        = A.nrows;
-  D->footprint.cols        = A.ncols;
+  cuda::synchronize(stream);
+  D->footprint.rows        = n;
+  D->footprint.cols        = A.ncols();
   D->footprint.nnz         = nnz;
   D->footprint.stored      = stored;
   D->footprint.index_bytes = 4 * (stored + ns + 1);
   D->footprint.value_bytes = std::int64_t(sizeof(V)) * stored;
   return D;
+}
+
+template <class V, class I>
+std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p)
+{
+  check_params(p);
+  const cuda::DeviceCsr<V, I> up(A, nullptr);
+  return build_on_device(up, p);
 }
 
 template <class V>
@@ -243,7 +280,6 @@ Matrix<V> download(const cuda::Operator<V> &op)
   M.nrows     = D.nrows;
   M.ncols     = D.ncols;
   M.nnz       = D.nnz;
-  M.strip_nnz = D.strip_nnz;
   M.strip_ptr.resize(D.nstrips + 1);
   cuda::copy_to_host_sync(M.strip_ptr.data(), D.strip_ptr.get(), M.strip_ptr.size() * sizeof(std::int32_t), nullptr);
   const std::int64_t stored = M.strip_ptr.back();
@@ -253,16 +289,21 @@ Matrix<V> download(const cuda::Operator<V> &op)
     cuda::copy_to_host_sync(M.col_ind.data(), D.col.get(), stored * sizeof(std::uint32_t), nullptr);
     cuda::copy_to_host_sync(M.val.data(), D.val.get(), stored * sizeof(V), nullptr);
   }
+  // the entries of each strip (host only, for to_csr): its words that are not padding
+  M.strip_nnz.assign(std::size_t(D.nstrips), 0);
+  for (std::int64_t s = 0; s < D.nstrips; ++s)
+    for (std::int64_t t = M.strip_ptr[s]; t < M.strip_ptr[s + 1]; ++t) M.strip_nnz[s] += M.col_ind[t] != kPadWord;
   return M;
 }
 
-#define GPUMATS_CMRS_INSTANTIATE(V)                                                                                          \
-  template std::unique_ptr<cuda::Operator<V>> to_device<V>(const Matrix<V> &);                                               \
-  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int32_t>(const CsrView<V, std::int32_t, std::int32_t> &, \
-                                                                              const Params &);                                 \
-  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int64_t>(const CsrView<V, std::int64_t, std::int64_t> &, \
-                                                                              const Params &);                                 \
-  template Matrix<V> download<V>(const cuda::Operator<V> &);
+#define GPUMATS_CMRS_INSTANTIATE_I(V, I)                                                                                                     \
+  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, I>(const cuda::DeviceCsr<V, I> &, const Params &, cuda::BuildLog *);         \
+  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, I>(const CsrView<V, I, I> &, const Params &);
+#define GPUMATS_CMRS_INSTANTIATE(V)                                                                                                          \
+  template std::unique_ptr<cuda::Operator<V>> to_device<V>(const Matrix<V> &);                                                               \
+  template Matrix<V>                          download<V>(const cuda::Operator<V> &);                                                        \
+  GPUMATS_CMRS_INSTANTIATE_I(V, std::int32_t)                                                                                                \
+  GPUMATS_CMRS_INSTANTIATE_I(V, std::int64_t)
 GPUMATS_CMRS_INSTANTIATE(float)
 GPUMATS_CMRS_INSTANTIATE(double)
 

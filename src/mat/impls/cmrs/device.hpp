@@ -1,7 +1,7 @@
 // CMRS on the GPU: what the glue and the tests may call. Implemented in cuda.cu.
 #pragma once
 
-#include "../common/cuda/device.hpp"
+#include "../common/cuda/csr.hpp"
 #include "core.hpp"
 
 namespace gpumats {
@@ -11,9 +11,16 @@ namespace cmrs {
 template <class V>
 std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M);
 
-// Converts a host CSR on the GPU: the CSR arrays are uploaded as they are and packed, padded and
-// (optionally) sorted there, which costs little more than aijcusparse's own upload. The result
-// is identical, array for array, to to_device(from_csr(A, p)).
+// Converts a CSR on the GPU from its upload (common/cuda/csr.hpp), reading nothing on the host:
+// the strip offsets (a gather of the row pointers, or a scan of the padded strip sizes for the
+// modified layout), the packing of each row's entries into its strip and the stable sort of every
+// strip by packed word (CUB's segmented sort) all run there, which costs little more than
+// aijcusparse's own upload. Identical, array for array, to to_device(from_csr(A, p)). `log` (may
+// be null) is told when the scatter starts.
+template <class V, class I>
+std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &A, const Params &p, cuda::BuildLog *log = nullptr);
+
+// The same from a host CSR, uploaded first on the default stream (the tests' entry point).
 template <class V, class I>
 std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p);
 

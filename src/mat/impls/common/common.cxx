@@ -167,6 +167,9 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   PetscInt    tm           = PetscInt(*transpose);
   const char *updates[]    = {ValuesUpdateName(ValuesUpdate::kAuto), ValuesUpdateName(ValuesUpdate::kRebuild)};
   PetscInt    vu           = PetscInt(*values);
+  const char *builds[]     = {"device", "host"};
+  PetscInt    bo           = op.build_on_host ? 1 : 0;
+  PetscBool   set_b        = PETSC_FALSE;
   PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, head.c_str(), "Mat");
   PetscCall(op.set_from_options(PetscOptionsObject, PetscObjectComm((PetscObject)A), changed));
   PetscCall(PetscOptionsEList("-mat_gpumats_loads", "GPU loads of the matrix arrays: stream (evict-first, the caches keep x) or cached", man.c_str(), loads, 2,
@@ -185,6 +188,11 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
                               "A change that keeps the nonzero pattern (reassembly, MatScale, MatZeroRows with MAT_KEEP_NONZERO_PATTERN, ...): auto (refill the "
                               "format copy's values only, through a slot map made at the first such change) or rebuild (convert in full)",
                               man.c_str(), updates, 2, updates[vu], &vu, NULL));
+  if (device)
+    PetscCall(PetscOptionsEList("-mat_gpumats_build",
+                                "Where the GPU copy is converted from the CSR: device (on the GPU, from one upload of the CSR) or host (on the host, then uploaded in "
+                                "the format: the reference path)",
+                                man.c_str(), builds, 2, builds[bo], &bo, &set_b));
   PetscOptionsEnd();
   *transpose = TransposeMode(tm);
   *values    = ValuesUpdate(vu);
@@ -201,6 +209,10 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   if (set_o && (o == 1) != op.reorder_rcm) {
     op.reorder_rcm = o == 1;
     *changed       = PETSC_TRUE;
+  }
+  if (set_b && (bo == 1) != op.build_on_host) {
+    op.build_on_host = bo == 1;
+    *changed         = PETSC_TRUE;
   }
   // a copy built with the old parameters must not be refilled as if it had the new ones
   if (*changed) op.forget_pattern();
@@ -482,16 +494,62 @@ void FormatOperator::clear_all()
   total_footprint_ = Footprint{};
 }
 
-void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, PetscInt block_size, bool device, bool compress_rows)
+void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, SplitRule split, PetscInt block_size, bool device, bool compress_rows,
+                                void *stream)
 {
   clear_all();
+  if (compress_rows && (!order.empty() || split.long_rows)) throw std::logic_error("row compression of a renumbered or split block");
+#if GPUMATS_HAVE_CUDA
+  const bool                                         on_gpu = device && !build_on_host; // converted on the GPU from an upload of the CSR
+  const std::unique_ptr<cuda::BuildLog>              log    = on_gpu ? BuildEventsIfLogging() : nullptr;
+  std::unique_ptr<cuda::DeviceCsr<Scalar, PetscInt>> up; // the block as built, uploaded once
+  auto upload = [&](const CsrIn &B) {
+    up.reset(); // a superseded upload goes first
+    cuda::enter_step(log.get(), cuda::BuildStep::kUpload, stream);
+    up = std::make_unique<cuda::DeviceCsr<Scalar, PetscInt>>(B, stream);
+  };
+#else
+  (void)stream;
+#endif
   try {
-    Staged      s;
-    const CsrIn B = stage(A, order, split_at, compress_rows, s);
-    if (split_at) tail_.build(std::move(s.T), device);
-    build(B, block_size, device);
+    Csr<Scalar, PetscInt> P, H, C; // the block in the copy's order; the head of its rows after a split; its rows with entries
+    std::vector<std::int32_t> rows; // where C's rows sit in A
+    CsrIn                 B = A;
+    if (compress_rows) {
+      C = gpumats::compress_rows<PetscInt>(A, rows);
+      B = C.view();
+    }
+    if (!order.empty()) {
+      P = permute<PetscInt>(A, order);
+      B = P.view();
+    }
+    BlockSource src{B};
+#if GPUMATS_HAVE_CUDA
+    if (on_gpu) upload(B);
+    src.device = up.get();
+    src.log    = log.get();
+#endif
+    // the split reads the longest row only (renumbering merely reorders the rows): from the upload
+    // when there is one, so a GPU build makes no host pass over the rows for it
+    const std::int64_t split_at = choose_split(split.long_rows, B.nrows, B.ncols, B.nnz(), split.only_when_told, [&] { return src.longest_row(); });
+    if (split_at) {
+      RowTail<Scalar> T;
+      split_rows<PetscInt>(B, split_at, H, T);
+      B        = H.view();
+      src.host = B;
+      tail_.build(std::move(T), device);
+#if GPUMATS_HAVE_CUDA
+      if (on_gpu) upload(B); // the head replaces the whole block's upload
+      src.device = up.get();
+#endif
+    }
+    build(src, block_size, device);
+#if GPUMATS_HAVE_CUDA
+    if (on_gpu) cuda::enter_step(log.get(), cuda::BuildStep::kDone, stream);
+    up.reset(); // the format holds what it needs; the CSR copy goes before the small uploads below
+#endif
     if (!order.empty()) reorder_.build(order, device);
-    if (compress_rows) rowmap_.build(s.rows, A.nrows, device);
+    if (compress_rows) rowmap_.build(rows, A.nrows, device);
     total_footprint_ = footprint();
     total_footprint_.add_part(tail_.footprint());
     if (compress_rows) total_footprint_.add_part(rowmap_.footprint()).rows = A.nrows; // the copy stands for the whole block
@@ -516,7 +574,12 @@ bool FormatOperator::update_values(const CsrIn &A, PetscInt block_size, bool dev
     std::vector<Scalar> storage;
     Staged              s;
     const CsrIn         B    = stage(slot_csr(A, storage), reorder_.order(), tail_.split_at(), rowmap_.active(), s);
-    const auto          copy = build_like(B, block_size, device);
+    BlockSource         src{B};
+#if GPUMATS_HAVE_CUDA
+    std::unique_ptr<cuda::DeviceCsr<Scalar, PetscInt>> up; // converted where the copy was: on the GPU from an upload
+    if (device && !build_on_host) src.device = (up = std::make_unique<cuda::DeviceCsr<Scalar, PetscInt>>(B, stream)).get();
+#endif
+    const auto copy = build_like(src, block_size, device);
     std::int64_t        nv   = 0;
     const Scalar       *v    = copy->values(&nv);
     if (!v && copy->footprint().stored > 0) return false; // the slot copy compressed its values too
@@ -556,6 +619,7 @@ void FormatOperator::run(const Scalar *x, const Epilogue<Scalar> &ep, bool devic
 std::string FormatOperator::glue_notes() const
 {
   std::string s = reorder_.active() ? ", rows and columns in RCM order" : (reorder_rcm ? ", RCM requested" : "");
+  if (build_on_host) s += ", converted on the host (-mat_gpumats_build host)";
   if (rowmap_.active())
     s += ", rows with entries only: " + std::to_string(rowmap_.nrows()) + " of " + std::to_string(rowmap_.block_rows()) + ", added through a row map";
   if (tail_.split_at())
@@ -633,11 +697,11 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
         T = transpose<PetscInt>(A);
         B = T.view();
       }
-      // the split depends on the row lengths only, which the renumbering merely reorders
-      const std::int64_t split_at = diagonal ? choose_split(op.long_rows, B, !f.split_long_rows) : 0;
+      // long rows may be split in diagonal blocks only; build_copy decides from the longest row
+      const SplitRule split = diagonal ? SplitRule{op.long_rows, !f.split_long_rows} : SplitRule{};
       // an off-diagonal block keeps its rows with entries only where most rows have none
       const bool compress = !diagonal && !transposed && worth_compressing_rows(B);
-      op.build_copy(B, order, split_at, block_size, device, compress);
+      op.build_copy(B, order, split, block_size, device, compress, stream);
     });
     if (!err) {
       if (!transposed) op.pattern = now; // (a transposed copy is never refilled: it goes when the matrix changes)

@@ -12,6 +12,7 @@
 #include "core/values.hpp"
 #include "registry.hpp"
 #if GPUMATS_HAVE_CUDA
+  #include "cuda/csr.hpp"
   #include "cuda/device.hpp"
 #endif
 
@@ -38,6 +39,51 @@ using Scalar = PetscScalar;
 using CsrIn  = CsrView<PetscScalar, PetscInt, PetscInt>;
 // PetscOptionItems became an opaque pointer typedef in recent PETSc; setfromoptions took a pointer before.
 using OptionItems = std::conditional_t<std::is_pointer<PetscOptionItems>::value, PetscOptionItems, PetscOptionItems *>;
+
+// The block a format copy is built from, as the parameter choices and the builds read it: its CSR
+// on the host, and for a GPU build the same CSR uploaded once (FormatOperator::build_copy), which
+// the device build converts from and which answers the row statistics the parameter choices need
+// (slice widths, strip sizes, the longest row) on the GPU instead of in host passes over the block.
+struct BlockSource {
+  CsrIn host;
+#if GPUMATS_HAVE_CUDA
+  const cuda::DeviceCsr<Scalar, PetscInt> *device = nullptr; // set for GPU builds converted on the GPU
+  cuda::BuildLog                          *log    = nullptr; // the -log_view events of the build, when PETSc logs
+#endif
+  std::int64_t nrows() const { return host.nrows; }
+  std::int64_t ncols() const { return host.ncols; }
+  std::int64_t nnz() const { return host.nnz(); }
+  // group_stats (core/csr.hpp) of the block: on the GPU when it is uploaded
+  GroupStats groups(std::int64_t rows_per_group, std::int64_t width_multiple = 1, std::int64_t entry_multiple = 1) const
+  {
+#if GPUMATS_HAVE_CUDA
+    if (device) return device->group_stats(rows_per_group, width_multiple, entry_multiple);
+#endif
+    return group_stats(host, rows_per_group, width_multiple, entry_multiple);
+  }
+  std::int64_t longest_row() const
+  {
+#if GPUMATS_HAVE_CUDA
+    if (device) return device->longest_row();
+#endif
+    return gpumats::longest_row(host);
+  }
+  // the stream the device build queues its work on
+  void *stream() const
+  {
+#if GPUMATS_HAVE_CUDA
+    if (device) return device->stream();
+#endif
+    return nullptr;
+  }
+};
+
+// How build_copy cuts long rows (-mat_gpumats_long_rows): choose_split's arguments, applied to the
+// block's longest row (computed on the GPU for GPU builds). The default {0}: never.
+struct SplitRule {
+  std::int64_t long_rows      = 0;
+  bool         only_when_told = false;
+};
 
 // The renumbering of one copy (-mat_gpumats_reorder rcm): the copy holds its block with rows and
 // columns in reverse Cuthill-McKee order (the ELLPACK paper's bandwidth reduction, so neighbouring
@@ -191,16 +237,21 @@ public:
   // -mat_gpumats_long_rows: the row length where diagonal blocks are split (see LongRowTail);
   // -1: chosen per matrix (choose_split); 0: never
   PetscInt long_rows = -1;
+  // -mat_gpumats_build host: a GPU copy is converted on the host (from_csr) and uploaded in its
+  // format, the reference path, instead of converted on the GPU from one upload of the CSR
+  bool build_on_host = false;
 
   // The block and pattern the copy was built from (BuildFromSeqAIJ records it); not valid before
   // the first conversion, after a failed one, and once the parameters changed (forget_pattern)
   BlockPattern pattern;
 
   // Builds the copy of block A: renumbered by `order` unless it is empty (new position ->
-  // original row and column), its rows cut after split_at entries unless that is 0, or (for
-  // blocks that are neither, the off-diagonal ones) with compress_rows its rows with entries only
-  // (RowMap). Throws like build(), and then holds nothing.
-  void build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, PetscInt block_size, bool device, bool compress_rows = false);
+  // original row and column), its long rows cut by `split`, or (for blocks that are neither, the
+  // off-diagonal ones) with compress_rows its rows with entries only (RowMap). A GPU copy uploads
+  // the block once, on `stream`, and builds from that upload (the split decision reads its longest
+  // row there). Throws like build(), and then holds nothing.
+  void build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, SplitRule split, PetscInt block_size, bool device, bool compress_rows = false,
+                  void *stream = nullptr);
   // Refills the values of the copy build_copy made, from A: the block as handed to build_copy then
   // (same structure, new values). Renumbering, split and row map stay; the format's values and the
   // tail's are gathered through the slot maps (ValueSlots), made at the first call after a
@@ -236,14 +287,16 @@ public:
   virtual std::unique_ptr<FormatOperator> clone_parameters() const = 0;
   // reads -mat_<format>_* inside an open options block; returns whether a parameter changed
   virtual PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm comm, PetscBool *changed) = 0;
-  // (re)builds from a CSR block; throws FormatError or cuda::DeviceError and then holds nothing
-  virtual void build(const CsrIn &A, PetscInt block_size, bool device) = 0;
+  // (re)builds from a block: a device build converts on the GPU from A.device, or without it
+  // (-mat_gpumats_build host) on the host and uploads the result; throws FormatError or
+  // cuda::DeviceError and then holds nothing
+  virtual void build(const BlockSource &A, PetscInt block_size, bool device) = 0;
   // A copy of B with exactly the format and parameters this built copy has, nothing chosen anew
   // (BELLPACK's choice costs a pass of sampling, and autocuda's may rest on timings): the slot
   // build of update_values
-  virtual std::unique_ptr<FormatOperator> build_like(const CsrIn &B, PetscInt block_size, bool device) const = 0;
+  virtual std::unique_ptr<FormatOperator> build_like(const BlockSource &B, PetscInt block_size, bool device) const = 0;
   // The format's value array, where the copy lives (host or GPU), and its length: what a values-only
-  // update overwrites. Null (and 0) when nothing is built.
+  // update overwrites. Null (and 0) when nothing is built or the values are held compressed.
   virtual Scalar *values(std::int64_t *count) = 0;
   virtual void clear()                                                 = 0;
   virtual void mult_host(const Scalar *x, const Epilogue<Scalar> &ep) const = 0;
@@ -255,10 +308,10 @@ public:
 #endif
   // bytes one product would move with this format and these parameters, from the CSR's structure
   // (exact where cheap, sampled otherwise): the input of autocuda's model
-  virtual double      predicted_bytes(const CsrIn &A, PetscInt block_size) const = 0;
+  virtual double      predicted_bytes(const BlockSource &A, PetscInt block_size) const = 0;
   // dependent steps of the longest work item (a thread's row in SELL-P, a warp's strip in CMRS, a
   // thread's block row in BELLPACK): what bounds the time when one row is far longer than the rest
-  virtual double      critical_steps(const CsrIn &A, PetscInt block_size) const = 0;
+  virtual double      critical_steps(const BlockSource &A, PetscInt block_size) const = 0;
   virtual Footprint   footprint() const  = 0; // the format's own, stored when it was built
   virtual std::string parameters() const = 0; // the chosen parameters, for -mat_view and benchmarks
   virtual std::size_t device_bytes() const = 0;
@@ -267,9 +320,10 @@ protected:
   // the glue's settings (stream_loads, reorder_rcm, long_rows) copied into a clone
   void copy_settings_to(FormatOperator &o) const
   {
-    o.stream_loads = stream_loads;
-    o.reorder_rcm  = reorder_rcm;
-    o.long_rows    = long_rows;
+    o.stream_loads  = stream_loads;
+    o.reorder_rcm   = reorder_rcm;
+    o.long_rows     = long_rows;
+    o.build_on_host = build_on_host;
   }
 
 private:
@@ -293,6 +347,17 @@ private:
   ValueSlots  slots_;
   Footprint   total_footprint_{};
 };
+
+// The -log_view events of the GPU builds (build.cxx), nested in the format's Convert event:
+// GpuMatsUpload (the CSR's upload), GpuMatsStructure (row statistics, widths, offsets, sorts, and
+// the parameter choices' queries) and GpuMatsScatter (the entries into the format's arrays).
+PetscErrorCode RegisterBuildEvents();
+#if GPUMATS_HAVE_CUDA
+// The log of one GPU build: opens and closes those events as the build enters its steps (the
+// build synchronises at each step, so the events hold the GPU's time); null when PETSc is not
+// logging, so that a build then never waits between its steps.
+std::unique_ptr<cuda::BuildLog> BuildEventsIfLogging();
+#endif
 
 // Runs `body` and turns the format core's and the CUDA layer's exceptions into PETSc errors.
 template <class F>

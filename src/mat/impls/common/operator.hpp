@@ -4,16 +4,20 @@
 //   struct T {
 //     using Params = ...; using Matrix = ...;                   // from the format core
 //     static PetscErrorCode options(OptionItems, MPI_Comm, Params &, PetscBool *changed);
-//     static Params resolve(const Params &, const CsrIn &, PetscInt block_size); // fill in defaults
+//     static Params resolve(const Params &, const BlockSource &, PetscInt block_size); // fill in defaults
 //     static Matrix from_csr(const CsrIn &, const Params &);
 //     static void spmv(const Matrix &, const Scalar *x, const Epilogue<Scalar> &);
 //     static void spmv_transpose(const Matrix &, const Scalar *x, const Epilogue<Scalar> &); // with A^T
 //     static Footprint footprint(const Matrix &);
-//     static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &, const Params &);
+//     static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &, const Params &); // from A.device
+//     static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &); // a host-built copy to the GPU
 //     static std::string describe(const Params &);
-//     static double predicted_bytes(const Params &, const CsrIn &); // the format's own arrays
-//     static double critical_steps(const Params &, const CsrIn &);  // see FormatOperator
+//     static double predicted_bytes(const Params &, const BlockSource &); // the format's own arrays
+//     static double critical_steps(const Params &, const BlockSource &);  // see FormatOperator
 //   };
+// resolve, predicted_bytes and critical_steps read the block through BlockSource, whose full
+// passes (groups, longest_row) run on the GPU for GPU builds; a host pass of their own over the
+// block must be sampled.
 #pragma once
 
 #include "glue.hpp"
@@ -48,8 +52,14 @@ public:
   {
     return T::options(PetscOptionsObject, comm, params, changed);
   }
-  void build(const CsrIn &A, PetscInt block_size, bool device) override { build_resolved(A, T::resolve(params, A, block_size), device); }
-  std::unique_ptr<FormatOperator> build_like(const CsrIn &B, PetscInt, bool device) const override
+  void build(const BlockSource &A, PetscInt block_size, bool device) override
+  {
+#if GPUMATS_HAVE_CUDA
+    if (device) cuda::enter_step(A.log, cuda::BuildStep::kStructure, A.stream()); // the parameter choices' queries count as structure
+#endif
+    build_resolved(A, T::resolve(params, A, block_size), device);
+  }
+  std::unique_ptr<FormatOperator> build_like(const BlockSource &B, PetscInt, bool device) const override
   {
     auto o    = std::make_unique<TraitsOperator>();
     o->params = params;
@@ -86,11 +96,11 @@ public:
   void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv(x, ep, stream); }
   void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv_transpose(x, ep, stream); }
 #endif
-  double predicted_bytes(const CsrIn &A, PetscInt block_size) const override
+  double predicted_bytes(const BlockSource &A, PetscInt block_size) const override
   {
-    return T::predicted_bytes(T::resolve(params, A, block_size), A) + double(sizeof(Scalar)) * double(A.nrows + A.ncols);
+    return T::predicted_bytes(T::resolve(params, A, block_size), A) + double(sizeof(Scalar)) * double(A.nrows() + A.ncols());
   }
-  double critical_steps(const CsrIn &A, PetscInt block_size) const override { return T::critical_steps(T::resolve(params, A, block_size), A); }
+  double critical_steps(const BlockSource &A, PetscInt block_size) const override { return T::critical_steps(T::resolve(params, A, block_size), A); }
   Footprint   footprint() const override { return fp_; }
   std::string parameters() const override
   {
@@ -107,17 +117,18 @@ public:
 
 private:
   // builds with parameters already resolved: by build, or the copy's own for build_like
-  void build_resolved(const CsrIn &A, const typename T::Params &p, bool device)
+  void build_resolved(const BlockSource &A, const typename T::Params &p, bool device)
   {
     clear();
     if (device) {
 #if GPUMATS_HAVE_CUDA
-      dev_              = T::build_device(A, p);
+      // without the block's upload (-mat_gpumats_build host): converted on the host, then uploaded
+      dev_              = A.device ? T::build_device(A, p) : T::upload(T::from_csr(A.host, p));
       dev_->load_policy = this->stream_loads ? cuda::LoadPolicy::kStream : cuda::LoadPolicy::kDefault;
       fp_               = dev_->footprint;
 #endif
     } else {
-      host_ = std::make_unique<typename T::Matrix>(T::from_csr(A, p));
+      host_ = std::make_unique<typename T::Matrix>(T::from_csr(A.host, p));
       fp_   = T::footprint(*host_);
     }
     used_  = p;

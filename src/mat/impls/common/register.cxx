@@ -131,6 +131,7 @@ PetscErrorCode PetscGpuMatsInitialize(void)
   }
   PetscCall(PetscLogEventRegister("GpuMatsValues", MAT_CLASSID, &values_event));
   PetscCall(MpiKind::RegisterEvents());
+  PetscCall(RegisterBuildEvents());
   const std::vector<TypeForm> forms = type_forms();
   const Names                &n     = names(); // in the order of type_forms()
   for (std::size_t k = 0; k < forms.size(); ++k) {

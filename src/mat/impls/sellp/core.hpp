@@ -189,9 +189,11 @@ bool compress_values(Matrix<V> &M, Values mode)
 }
 
 // Entries the layout stores (padding included) for these parameters, from the row lengths alone.
+// Unsorted (sigma 1), the slices are groups of b consecutive rows: one pass over the row pointers.
 template <class V, class RI, class CI>
 std::int64_t stored_entries(const CsrView<V, RI, CI> &A, const Params &p)
 {
+  if (p.sigma <= 1) return group_stats(A, p.slice_height, p.threads_per_row).padded_width;
   const std::vector<std::int32_t> order = sigma_order(A, p.sigma);
   const std::int64_t              b = p.slice_height, t = p.threads_per_row;
   std::int64_t                    stored = 0;

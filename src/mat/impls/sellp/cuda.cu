@@ -16,6 +16,8 @@
 #include "device.hpp"
 #include "values.cuh"
 
+#include <cub/device/device_segmented_sort.cuh>
+
 namespace gpumats {
 namespace sellp {
 
@@ -124,7 +126,6 @@ public:
   Params                    params;
   std::int64_t              nrows = 0, ncols = 0, nnz = 0, nslices = 0;
   bool                      index16 = false;
-  std::vector<std::int32_t> row_len; // host copy, only for download()
   Buffer                    slice_ptr, col, base, val, perm;
   int                       code_bytes = 0; // value dictionary: codes of 1 or 2 bytes into table; val unused
   Buffer                    codes, table;
@@ -220,20 +221,89 @@ __global__ void delta_kernel(std::int64_t stored, int b, const std::int32_t *__r
   delta[e] = col[e] == kPadColumn ? kPadDelta : std::uint16_t(col[e] - base[e / b]);
 }
 
-// One thread per stored row position: scatters its source row into the column-major slice.
+// One thread per row position of every slice (the last slice's positions past the matrix
+// included): its source row's entries at k < length, padding at length <= k < width, so that every
+// stored word is written once, by column-major runs that consecutive threads make contiguous.
 template <class V, class I>
-__global__ void scatter_kernel(std::int64_t nrows, int b, const I *__restrict__ row_ptr, const I *__restrict__ col_in, const V *__restrict__ val_in,
-                               const std::int32_t *__restrict__ perm, const std::int32_t *__restrict__ slice_ptr, std::int32_t *__restrict__ col_out,
-                               V *__restrict__ val_out)
+__global__ void scatter_kernel(std::int64_t nrows, std::int64_t positions, int b, std::int64_t base, const I *__restrict__ row_ptr, const I *__restrict__ col_in,
+                               const V *__restrict__ val_in, const std::int32_t *__restrict__ perm, const std::int32_t *__restrict__ slice_ptr,
+                               std::int32_t *__restrict__ col_out, V *__restrict__ val_out)
 {
   const std::int64_t pos = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (pos >= nrows) return;
-  const std::int64_t row = perm ? perm[pos] : pos, s = pos / b, i = pos % b, base = row_ptr[0];
-  for (I j = row_ptr[row]; j < row_ptr[row + 1]; ++j) {
-    const std::int64_t dst = slice_ptr[s] + (j - row_ptr[row]) * b + i;
-    col_out[dst]           = std::int32_t(col_in[j - base]);
-    val_out[dst]           = val_in[j - base];
+  if (pos >= positions) return;
+  const std::int64_t s = pos / b, i = pos % b, off = slice_ptr[s], width = (slice_ptr[s + 1] - off) / b;
+  std::int64_t       src = 0, len = 0;
+  if (pos < nrows) {
+    const std::int64_t row = perm ? perm[pos] : pos;
+    src                    = std::int64_t(row_ptr[row]) - base;
+    len                    = std::int64_t(row_ptr[row + 1] - row_ptr[row]);
   }
+  for (std::int64_t k = 0; k < width; ++k) {
+    const std::int64_t dst = off + k * b + i;
+    col_out[dst]           = k < len ? std::int32_t(col_in[src + k]) : kPadColumn;
+    val_out[dst]           = k < len ? val_in[src + k] : V(0);
+  }
+}
+
+// One thread per slice: b x (its longest row rounded up to t), the entries the slice stores.
+__global__ void slice_sizes_kernel(std::int64_t nslices, std::int64_t nrows, int b, int t, const std::int32_t *__restrict__ len, std::int64_t *__restrict__ sizes)
+{
+  const std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (s >= nslices) return;
+  std::int32_t longest = 0;
+  for (std::int64_t pos = s * b; pos < min(nrows, (s + 1) * b); ++pos) longest = max(longest, len[pos]);
+  sizes[s] = (std::int64_t(longest) + t - 1) / t * t * b;
+}
+
+// Where each window of sigma rows starts (and the last ends): min(n, w sigma) for w = 0..windows.
+__global__ void window_offsets_kernel(std::int64_t windows, std::int64_t n, std::int64_t sigma, std::int32_t *__restrict__ off)
+{
+  const std::int64_t w = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (w <= windows) off[w] = std::int32_t(min(n, w * sigma));
+}
+
+unsigned blocks_for(std::int64_t n) { return unsigned((n + 255) / 256); }
+
+// The lengths of the rows in stored order: the CSR's with sigma 1; otherwise sorted by length,
+// longest first, inside windows of sigma rows by a stable segmented sort (sigma_order's order
+// exactly: equal lengths keep their order), with the order into perm.
+template <class V, class I>
+const std::int32_t *stored_lengths(const cuda::DeviceCsr<V, I> &A, int sigma, Buffer &sorted, Buffer &perm)
+{
+  const std::int32_t *len = A.row_lengths();
+  const std::int64_t  n   = A.nrows();
+  if (sigma <= 1 || !n) return len;
+  const auto         st      = static_cast<cudaStream_t>(A.stream());
+  const std::int64_t windows = (n + sigma - 1) / sigma;
+  Buffer             off(std::size_t(windows + 1) * sizeof(std::int32_t)), ids(std::size_t(n) * sizeof(std::int32_t)), tmp;
+  window_offsets_kernel<<<blocks_for(windows + 1), 256, 0, st>>>(windows, n, sigma, off.as<std::int32_t>());
+  cuda::check_launch("SELL-P window offsets kernel");
+  cuda::iota(ids.as<std::int32_t>(), n, A.stream());
+  sorted = Buffer(std::size_t(n) * sizeof(std::int32_t));
+  perm   = Buffer(std::size_t(n) * sizeof(std::int32_t));
+  std::size_t tmp_bytes = 0;
+  const auto *o         = off.as<std::int32_t>();
+  cuda::check(cub::DeviceSegmentedSort::StableSortPairsDescending(nullptr, tmp_bytes, len, sorted.as<std::int32_t>(), ids.as<std::int32_t>(), perm.as<std::int32_t>(), n,
+                                                                  windows, o, o + 1, st),
+              "cub::DeviceSegmentedSort");
+  tmp.resize(std::max<std::size_t>(tmp_bytes, 1));
+  cuda::check(cub::DeviceSegmentedSort::StableSortPairsDescending(tmp.get(), tmp_bytes, len, sorted.as<std::int32_t>(), ids.as<std::int32_t>(),
+                                                                  perm.as<std::int32_t>(), n, windows, o, o + 1, st),
+              "cub::DeviceSegmentedSort");
+  cuda::synchronize(A.stream()); // ids, off and tmp are freed on return
+  return sorted.as<std::int32_t>();
+}
+
+// The entries each slice stores, from the lengths in stored order: ns int64 sizes.
+Buffer slice_sizes(const std::int32_t *len, std::int64_t nrows, const Params &p, void *stream)
+{
+  const std::int64_t ns = (nrows + p.slice_height - 1) / p.slice_height;
+  Buffer             sizes(std::size_t(ns) * sizeof(std::int64_t));
+  if (ns) {
+    slice_sizes_kernel<<<blocks_for(ns), 256, 0, static_cast<cudaStream_t>(stream)>>>(ns, nrows, p.slice_height, p.threads_per_row, len, sizes.as<std::int64_t>());
+    cuda::check_launch("SELL-P slice sizes kernel");
+  }
+  return sizes;
 }
 
 } // namespace
@@ -247,7 +317,6 @@ std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
   D->ncols     = M.ncols;
   D->nnz       = M.nnz;
   D->nslices   = M.slices();
-  D->row_len   = M.row_len;
   D->slice_ptr = cuda::upload(M.slice_ptr.data(), M.slice_ptr.size());
   D->index16   = M.index16;
   if (M.index16) {
@@ -267,81 +336,86 @@ std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
 }
 
 template <class V, class I>
-std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p)
+std::int64_t stored_on_device(const cuda::DeviceCsr<V, I> &A, const Params &p)
 {
   check_params(p);
-  if (A.nrows > std::numeric_limits<std::int32_t>::max() || A.ncols > std::numeric_limits<std::int32_t>::max())
+  if (p.sigma <= 1) return A.group_stats(p.slice_height, p.threads_per_row).padded_width;
+  Buffer              sorted, perm;
+  const std::int32_t *len   = stored_lengths(A, p.sigma, sorted, perm);
+  const Buffer        sizes = slice_sizes(len, A.nrows(), p, A.stream());
+  return cuda::sum(sizes.as<std::int64_t>(), (A.nrows() + p.slice_height - 1) / p.slice_height, A.stream());
+}
+
+template <class V, class I>
+std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &A, const Params &p, cuda::BuildLog *log)
+{
+  check_params(p);
+  if (A.nrows() > std::numeric_limits<std::int32_t>::max() || A.ncols() > std::numeric_limits<std::int32_t>::max())
     throw FormatError("SELL-P: local block too large for 32-bit indices; use more MPI ranks");
   auto               D = std::make_unique<DeviceMatrix<V>>();
-  const std::int64_t b = p.slice_height, t = p.threads_per_row, ns = (A.nrows + b - 1) / b, nnz = A.nnz();
-  D->params            = p;
-  D->nrows             = A.nrows;
-  D->ncols             = A.ncols;
-  D->nnz               = nnz;
-  D->nslices           = ns;
-  const std::vector<std::int32_t> order = sigma_order(A, p.sigma);
-  D->row_len.resize(A.nrows);
-  std::vector<std::int32_t> sp(ns + 1, 0);
-  for (std::int64_t s = 0; s < ns; ++s) {
-    std::int64_t longest = 0;
-    for (std::int64_t pos = s * b; pos < std::min(A.nrows, (s + 1) * b); ++pos) {
-      D->row_len[pos] = std::int32_t(A.row_end(order[pos]) - A.row_begin(order[pos]));
-      longest         = std::max<std::int64_t>(longest, D->row_len[pos]);
-    }
-    sp[s + 1] = checked_offset(sp[s] + (longest + t - 1) / t * t * b, "SELL-P");
-  }
-  const std::int64_t stored = sp[ns];
-  D->slice_ptr              = cuda::upload(sp.data(), sp.size());
-  if (p.sigma > 1) D->perm = cuda::upload(order.data(), order.size());
-  D->col.resize(stored * sizeof(std::int32_t));
-  D->val.resize(stored * sizeof(V));
+  void *const        stream = A.stream();
+  const auto         st = static_cast<cudaStream_t>(stream);
+  const std::int64_t n = A.nrows(), b = p.slice_height, ns = (n + b - 1) / b, nnz = A.nnz();
+  D->params  = p;
+  D->nrows   = n;
+  D->ncols   = A.ncols();
+  D->nnz     = nnz;
+  D->nslices = ns;
+
+  // structure: lengths in stored order (and the sigma order), slice sizes, their offsets
+  Buffer              sorted;
+  const std::int32_t *len    = stored_lengths(A, p.sigma, sorted, D->perm);
+  const std::int64_t  stored = cuda::offsets_from_sizes(slice_sizes(len, n, p, stream).as<std::int64_t>(), ns, D->slice_ptr, "SELL-P", stream);
+  sorted                     = Buffer();
+
+  // scatter: every stored word written once, entries and padding
+  cuda::enter_step(log, cuda::BuildStep::kScatter, stream);
+  D->col.resize(std::size_t(stored) * sizeof(std::int32_t));
+  D->val.resize(std::size_t(stored) * sizeof(V));
   if (stored) {
-    cuda::check(cudaMemset(D->col.get(), 0xFF, stored * sizeof(std::int32_t)), "cudaMemset"); // kPadColumn = -1
-    cuda::check(cudaMemset(D->val.get(), 0, stored * sizeof(V)), "cudaMemset");
-  }
-  if (nnz) {
-    Buffer rp = cuda::upload(A.row_ptr, std::size_t(A.nrows + 1));
-    Buffer ci = cuda::upload(A.col_ind + A.row_ptr[0], std::size_t(nnz));
-    Buffer va = cuda::upload(A.val + A.row_ptr[0], std::size_t(nnz));
-    scatter_kernel<V, I><<<unsigned((A.nrows + 255) / 256), 256>>>(A.nrows, int(b), rp.as<I>(), ci.as<I>(), va.as<V>(),
-                                                                   D->perm.get() ? D->perm.template as<std::int32_t>() : nullptr,
-                                                                   D->slice_ptr.template as<std::int32_t>(), D->col.template as<std::int32_t>(),
-                                                                   D->val.template as<V>());
+    scatter_kernel<V, I><<<blocks_for(ns * b), 256, 0, st>>>(n, ns * b, int(b), A.base(), A.row_ptr(), A.col_ind(), A.val(), D->perm.template as<std::int32_t>(),
+                                                             D->slice_ptr.template as<std::int32_t>(), D->col.template as<std::int32_t>(), D->val.template as<V>());
     cuda::check_launch("SELL-P scatter kernel");
   }
   if (p.index != Index::k32 && stored) {
     const std::int64_t ncolumns = stored / b;
     Buffer             too_wide(sizeof(int));
     int                wide     = 0;
-    D->base.resize(ncolumns * sizeof(std::int32_t));
-    cuda::check(cudaMemset(too_wide.get(), 0, sizeof(int)), "cudaMemset");
-    bases_kernel<<<unsigned((ncolumns + 255) / 256), 256>>>(ncolumns, int(b), D->col.template as<std::int32_t>(), D->base.template as<std::int32_t>(),
-                                                           too_wide.as<int>());
+    D->base.resize(std::size_t(ncolumns) * sizeof(std::int32_t));
+    cuda::check(cudaMemsetAsync(too_wide.get(), 0, sizeof(int), st), "cudaMemsetAsync");
+    bases_kernel<<<blocks_for(ncolumns), 256, 0, st>>>(ncolumns, int(b), D->col.template as<std::int32_t>(), D->base.template as<std::int32_t>(), too_wide.as<int>());
     cuda::check_launch("SELL-P bases kernel");
-    cuda::copy_to_host_sync(&wide, too_wide.get(), sizeof(int), nullptr);
+    cuda::copy_to_host_sync(&wide, too_wide.get(), sizeof(int), stream);
     if (wide) {
       D->base = Buffer();
       if (p.index == Index::k16)
         throw FormatError("SELL-P: the columns of a slice column span more than 2^16, too wide for 16-bit indices; use 32-bit indices (-mat_sellp_index 32) "
                           "or a smaller slice height");
     } else {
-      Buffer delta(stored * sizeof(std::uint16_t));
-      delta_kernel<<<unsigned((stored + 255) / 256), 256>>>(stored, int(b), D->col.template as<std::int32_t>(), D->base.template as<std::int32_t>(),
-                                                           delta.as<std::uint16_t>());
+      Buffer delta(std::size_t(stored) * sizeof(std::uint16_t));
+      delta_kernel<<<blocks_for(stored), 256, 0, st>>>(stored, int(b), D->col.template as<std::int32_t>(), D->base.template as<std::int32_t>(), delta.as<std::uint16_t>());
       cuda::check_launch("SELL-P delta kernel");
-      cuda::synchronize(nullptr);
+      cuda::synchronize(stream); // before the 32-bit columns are freed
       D->col     = std::move(delta);
       D->index16 = true;
     }
   }
-  cuda::synchronize(nullptr);
-  D->footprint.rows        = A.nrows;
-  D->footprint.cols        = A.ncols;
+  cuda::synchronize(stream);
+  D->footprint.rows        = n;
+  D->footprint.cols        = A.ncols();
   D->footprint.nnz         = nnz;
   D->footprint.stored      = stored;
-  D->footprint.index_bytes = (D->index16 ? 2 * stored + 4 * (stored / b) : 4 * stored) + 4 * (ns + 1 + (p.sigma > 1 ? A.nrows : 0));
+  D->footprint.index_bytes = (D->index16 ? 2 * stored + 4 * (stored / b) : 4 * stored) + 4 * (ns + 1 + (p.sigma > 1 ? n : 0));
   D->footprint.value_bytes = std::int64_t(sizeof(V)) * stored;
   return D;
+}
+
+template <class V, class I>
+std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p)
+{
+  check_params(p);
+  const cuda::DeviceCsr<V, I> up(A, nullptr);
+  return build_on_device(up, p);
 }
 
 template <class V>
@@ -353,7 +427,6 @@ Matrix<V> download(const cuda::Operator<V> &op)
   M.nrows   = D.nrows;
   M.ncols   = D.ncols;
   M.nnz     = D.nnz;
-  M.row_len = D.row_len;
   M.slice_ptr.resize(D.nslices + 1);
   cuda::copy_to_host_sync(M.slice_ptr.data(), D.slice_ptr.get(), M.slice_ptr.size() * sizeof(std::int32_t), nullptr);
   const std::int64_t stored = M.slice_ptr.back();
@@ -382,6 +455,15 @@ Matrix<V> download(const cuda::Operator<V> &op)
   if (D.perm.get()) {
     M.row_perm.resize(D.nrows);
     cuda::copy_to_host_sync(M.row_perm.data(), D.perm.get(), D.nrows * sizeof(std::int32_t), nullptr);
+  }
+  // the row lengths (host only, for to_csr): a row's entries come first in its slice row, then padding
+  const std::int64_t b = D.params.slice_height;
+  M.row_len.assign(std::size_t(D.nrows), 0);
+  for (std::int64_t pos = 0; pos < D.nrows; ++pos) {
+    const std::int64_t s = pos / b, i = pos % b;
+    std::int32_t       k = 0;
+    while (k < M.width(s) && M.column(M.slice_ptr[s] + k * b + i) != kPadColumn) ++k;
+    M.row_len[pos] = k;
   }
   return M;
 }
@@ -456,14 +538,16 @@ void encode_values(cuda::Operator<V> &op, const std::vector<V> &table)
   D.footprint.value_bytes  = std::int64_t(w) * stored + std::int64_t(sizeof(V) * table.size());
 }
 
-#define GPUMATS_SELLP_INSTANTIATE(V)                                                                                         \
-  template std::unique_ptr<cuda::Operator<V>> to_device<V>(const Matrix<V> &);                                               \
-  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int32_t>(const CsrView<V, std::int32_t, std::int32_t> &, \
-                                                                              const Params &);                                 \
-  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, std::int64_t>(const CsrView<V, std::int64_t, std::int64_t> &, \
-                                                                              const Params &);                                 \
-  template Matrix<V> download<V>(const cuda::Operator<V> &);                                                                  \
-  template void      encode_values<V>(cuda::Operator<V> &, const std::vector<V> &);
+#define GPUMATS_SELLP_INSTANTIATE_I(V, I)                                                                                                    \
+  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, I>(const cuda::DeviceCsr<V, I> &, const Params &, cuda::BuildLog *);         \
+  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, I>(const CsrView<V, I, I> &, const Params &);                                \
+  template std::int64_t                       stored_on_device<V, I>(const cuda::DeviceCsr<V, I> &, const Params &);
+#define GPUMATS_SELLP_INSTANTIATE(V)                                                                                                         \
+  template std::unique_ptr<cuda::Operator<V>> to_device<V>(const Matrix<V> &);                                                               \
+  template Matrix<V>                          download<V>(const cuda::Operator<V> &);                                                        \
+  template void                               encode_values<V>(cuda::Operator<V> &, const std::vector<V> &);                                  \
+  GPUMATS_SELLP_INSTANTIATE_I(V, std::int32_t)                                                                                               \
+  GPUMATS_SELLP_INSTANTIATE_I(V, std::int64_t)
 GPUMATS_SELLP_INSTANTIATE(float)
 GPUMATS_SELLP_INSTANTIATE(double)
 

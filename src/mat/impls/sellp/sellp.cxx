@@ -75,10 +75,10 @@ struct SellpTraits {
   // Fills in what the user left to the matrix: threads per row from the mean row length (one
   // thread per row while rows are short; a slice is one warp, b*t = 32, so the fan-in is a warp
   // shuffle) and SELL-C-sigma sorting when slices would otherwise carry much padding.
-  static Params resolve(const Params &p, const CsrIn &A, PetscInt)
+  static Params resolve(const Params &p, const BlockSource &A, PetscInt)
   {
     Params             q   = p;
-    const std::int64_t n   = A.nrows;
+    const std::int64_t n   = A.nrows();
     const double       mu  = n ? double(A.nnz()) / double(n) : 0;
     if (!q.core.threads_per_row) {
       int t = 1;
@@ -87,9 +87,10 @@ struct SellpTraits {
     }
     if (!q.core.slice_height) q.core.slice_height = std::max(1, 32 / q.core.threads_per_row);
     if (!q.core.sigma) {
-      // padding of the unsorted layout, from the row lengths alone
+      // padding of the unsorted layout, from the row lengths alone (stored_entries with sigma 1;
+      // on the GPU for GPU builds)
       const std::int64_t b      = q.core.slice_height;
-      const std::int64_t stored = sellp::stored_entries(A, sellp::Params{int(b), q.core.threads_per_row, 1, q.core.index});
+      const std::int64_t stored = A.groups(b, q.core.threads_per_row).padded_width;
       q.core.sigma = (A.nnz() && double(stored) > kSortAbovePadding * double(A.nnz())) ? int(std::max<std::int64_t>(b, kSigmaRows / b * b)) : 1;
     }
     resolve_values(q, A);
@@ -99,8 +100,9 @@ struct SellpTraits {
   // a few thousand lookups) and decides plain or dictionary with the core's rule, on the bytes per
   // stored entry the columns will take. Runs on every build, so new values (MatSetValues after
   // assembly, MatScale: the glue rebuilds the copy) get a new table, or plain values if too many.
-  static void resolve_values(Params &q, const CsrIn &A)
+  static void resolve_values(Params &q, const BlockSource &S)
   {
+    const CsrIn &A = S.host; // the values are counted on the host, which holds them anyway
     q.core.values  = sellp::Values::kPlain;
     q.dict_entries = -1;
     if (q.mode == sellp::Values::kPlain) return;
@@ -109,7 +111,7 @@ struct SellpTraits {
       return;
     }
     q.dict_entries         = sellp::count_distinct(A.val + A.row_ptr[0], A.nnz(), sellp::kMaxDictionary);
-    const std::int64_t b   = q.core.slice_height, stored = sellp::stored_entries(A, q.core);
+    const std::int64_t b   = q.core.slice_height, stored = stored_entries(S, q.core);
     const bool         i16 = q.core.index != sellp::Index::k32 && sellp::index16_fits_sampled(A, b, 64);
     if (sellp::use_dictionary<Scalar>(q.mode, q.dict_entries, stored, i16 ? 2.0 + 4.0 / double(b) : 4.0)) q.core.values = sellp::Values::kDictionary;
     else if (q.mode == sellp::Values::kDictionary)
@@ -126,27 +128,37 @@ struct SellpTraits {
 #if GPUMATS_HAVE_CUDA
   // the conversion stays on the GPU; the dictionary's table comes from one hash pass over the host
   // values, and the GPU encodes the stored values against it
-  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const CsrIn &A, const Params &p)
+  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p)
   {
-    auto D = sellp::build_on_device(A, p.core);
+    auto D = sellp::build_on_device(*A.device, p.core, A.log);
     if (p.core.values == sellp::Values::kDictionary) {
-      const std::vector<Scalar> table = sellp::dictionary_table(A.val + A.row_ptr[0], A.nnz());
+      const std::vector<Scalar> table = sellp::dictionary_table(A.host.val + A.host.row_ptr[0], A.nnz());
       if (!table.empty()) sellp::encode_values(*D, table);
     }
     return D;
   }
+  static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &M) { return sellp::to_device(M); }
 #endif
-  static double predicted_bytes(const Params &p, const CsrIn &A)
+  // stored_entries, on the GPU for GPU builds
+  static std::int64_t stored_entries(const BlockSource &A, const sellp::Params &p)
   {
-    const std::int64_t b = p.core.slice_height, stored = sellp::stored_entries(A, p.core), slices = (A.nrows + b - 1) / b;
-    const bool         idx16 = p.core.index != sellp::Index::k32 && sellp::index16_fits_sampled(A, b, 64);
+    if (p.sigma <= 1) return A.groups(p.slice_height, p.threads_per_row).padded_width;
+#if GPUMATS_HAVE_CUDA
+    if (A.device) return sellp::stored_on_device(*A.device, p);
+#endif
+    return sellp::stored_entries(A.host, p);
+  }
+  static double predicted_bytes(const Params &p, const BlockSource &A)
+  {
+    const std::int64_t b = p.core.slice_height, stored = stored_entries(A, p.core), slices = (A.nrows() + b - 1) / b;
+    const bool         idx16 = p.core.index != sellp::Index::k32 && sellp::index16_fits_sampled(A.host, b, 64); // sampled on the host
     const double       index = idx16 ? 2.0 + 4.0 / double(b) : 4.0;
     // resolve() has counted the distinct values where the dictionary applies
     const double value = p.core.values == sellp::Values::kDictionary ? sellp::dictionary_value_bytes<Scalar>(p.dict_entries, stored) : double(sizeof(Scalar));
-    return double(stored) * (value + index) + 4.0 * double(slices + 1) + (p.core.sigma > 1 ? 4.0 * double(A.nrows) : 0.0);
+    return double(stored) * (value + index) + 4.0 * double(slices + 1) + (p.core.sigma > 1 ? 4.0 * double(A.nrows()) : 0.0);
   }
   // a thread walks entries t apart along its row
-  static double critical_steps(const Params &p, const CsrIn &A) { return double((longest_row(A) + p.core.threads_per_row - 1) / p.core.threads_per_row); }
+  static double critical_steps(const Params &p, const BlockSource &A) { return double((A.longest_row() + p.core.threads_per_row - 1) / p.core.threads_per_row); }
   static std::string describe(const Params &p)
   {
     auto n = [](int v) { return v ? std::to_string(v) : std::string("auto"); };

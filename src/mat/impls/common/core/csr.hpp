@@ -106,6 +106,38 @@ std::int64_t longest_row(const CsrView<V, RI, CI> &A)
   return m;
 }
 
+// Statistics of the groups of g consecutive rows of a CSR (the last group may be shorter): SELL-P's
+// slices and CMRS's strips are such groups, so their stored sizes and the parameter models come
+// from these, in one pass over the row pointers. The GPU computes the same from an uploaded copy
+// (cuda::DeviceCsr::group_stats), which the device builds ask instead of the host.
+struct GroupStats {
+  std::int64_t padded_width   = 0; // sum over groups of g x (the group's longest row rounded up to width_multiple)
+  std::int64_t padded_entries = 0; // sum over groups of the group's entries rounded up to entry_multiple
+  std::int64_t longest_group  = 0; // entries of the fullest group
+  std::int64_t longest_row    = 0; // entries of the longest row
+
+  bool operator==(const GroupStats &o) const
+  {
+    return padded_width == o.padded_width && padded_entries == o.padded_entries && longest_group == o.longest_group && longest_row == o.longest_row;
+  }
+};
+
+template <class V, class RI, class CI>
+GroupStats group_stats(const CsrView<V, RI, CI> &A, std::int64_t g, std::int64_t width_multiple = 1, std::int64_t entry_multiple = 1)
+{
+  GroupStats s;
+  for (std::int64_t r0 = 0; r0 < A.nrows; r0 += g) {
+    const std::int64_t r1 = std::min(A.nrows, r0 + g), entries = A.row_begin(r1) - A.row_begin(r0);
+    std::int64_t       longest = 0;
+    for (std::int64_t i = r0; i < r1; ++i) longest = std::max<std::int64_t>(longest, A.row_end(i) - A.row_begin(i));
+    s.padded_width += (longest + width_multiple - 1) / width_multiple * width_multiple * g;
+    s.padded_entries += (entries + entry_multiple - 1) / entry_multiple * entry_multiple;
+    s.longest_group = std::max(s.longest_group, entries);
+    s.longest_row   = std::max(s.longest_row, longest);
+  }
+  return s;
+}
+
 // Checks shared by every conversion: sizes that fit 32-bit offsets, columns in range.
 template <class V, class RI, class CI>
 void validate_csr(const CsrView<V, RI, CI> &A, const char *format)

@@ -130,17 +130,24 @@ Footprint footprint(const RowTail<V> &T)
 // only_when_told (autocuda weighs the long rows itself and may keep cuSPARSE CSR, which balances
 // them: powerlaw on the H200, cuSPARSE 79 us, split SELL-P 95 us). long_rows == 0: never. A block
 // wider than 32-bit columns is never cut: the tail stores 32-bit columns.
-template <class V, class RI, class CI>
-std::int64_t choose_split(std::int64_t long_rows, const CsrView<V, RI, CI> &A, bool only_when_told)
+// The decision from the block's sizes and its longest row, asked of longest() only when needed
+// (the GPU builds answer it from their upload).
+template <class Longest>
+std::int64_t choose_split(std::int64_t long_rows, std::int64_t nrows, std::int64_t ncols, std::int64_t nnz, bool only_when_told, Longest &&longest_row_of)
 {
-  if (long_rows == 0 || (long_rows < 0 && only_when_told) || !A.nrows || A.ncols > std::numeric_limits<std::int32_t>::max()) return 0;
-  const std::int64_t longest = longest_row(A);
+  if (long_rows == 0 || (long_rows < 0 && only_when_told) || !nrows || ncols > std::numeric_limits<std::int32_t>::max()) return 0;
+  const std::int64_t longest = longest_row_of();
   if (long_rows > 0) return longest > long_rows ? long_rows : 0;
-  const double mu = double(A.nnz()) / double(A.nrows);
+  const double mu = double(nnz) / double(nrows);
   if (double(longest) <= 16 * mu + 64) return 0;
   std::int64_t K = 32;
   while (double(K) < 4 * mu) K *= 2;
   return longest > K ? K : 0;
+}
+template <class V, class RI, class CI>
+std::int64_t choose_split(std::int64_t long_rows, const CsrView<V, RI, CI> &A, bool only_when_told)
+{
+  return choose_split(long_rows, A.nrows, A.ncols, A.nnz(), only_when_told, [&A] { return longest_row(A); });
 }
 
 // Cuts every row of A after its first K >= 1 entries: head holds the first K entries of every row

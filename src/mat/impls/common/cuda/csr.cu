@@ -1,0 +1,187 @@
+// The uploaded CSR of the device builds and their shared device-wide steps (csr.hpp).
+#include "csr.hpp"
+#include "check.cuh"
+
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <limits>
+
+namespace gpumats {
+namespace cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// Blocks for a grid-stride loop over n items: enough to fill the GPU, few enough that the
+// per-warp atomics of the reductions below stay cheap.
+unsigned stride_blocks(std::int64_t n) { return unsigned(std::min<std::int64_t>((n + kThreads - 1) / kThreads, 4096)); }
+
+template <class I>
+__global__ void row_lengths_kernel(std::int64_t nrows, const I *__restrict__ row_ptr, std::int32_t *__restrict__ len)
+{
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < nrows) len[i] = std::int32_t(row_ptr[i + 1] - row_ptr[i]);
+}
+
+__device__ __forceinline__ long long warp_sum(long long v)
+{
+  for (int o = 16; o; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ long long warp_max(long long v)
+{
+  for (int o = 16; o; o /= 2) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// group_stats: a thread per group of g rows (grid-stride), reduced over the warp, then one atomic
+// per warp and statistic into out = {padded_width, padded_entries, longest_group, longest_row}.
+template <class I>
+__global__ void group_stats_kernel(std::int64_t nrows, std::int64_t g, std::int64_t width_multiple, std::int64_t entry_multiple, const I *__restrict__ row_ptr,
+                                   long long *__restrict__ out)
+{
+  const std::int64_t ngroups = (nrows + g - 1) / g;
+  long long          width = 0, entries = 0, group = 0, row = 0;
+  for (std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < ngroups; s += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t r0 = s * g, r1 = min(nrows, r0 + g), n = std::int64_t(row_ptr[r1] - row_ptr[r0]);
+    std::int64_t       longest = 0;
+    for (std::int64_t i = r0; i < r1; ++i) longest = max(longest, std::int64_t(row_ptr[i + 1] - row_ptr[i]));
+    width += (longest + width_multiple - 1) / width_multiple * width_multiple * g;
+    entries += (n + entry_multiple - 1) / entry_multiple * entry_multiple;
+    group = max(group, (long long)n);
+    row   = max(row, (long long)longest);
+  }
+  width = warp_sum(width), entries = warp_sum(entries), group = warp_max(group), row = warp_max(row);
+  if (threadIdx.x % 32 == 0) {
+    atomicAdd(reinterpret_cast<unsigned long long *>(out), (unsigned long long)width);
+    atomicAdd(reinterpret_cast<unsigned long long *>(out + 1), (unsigned long long)entries);
+    atomicMax(out + 2, group);
+    atomicMax(out + 3, row);
+  }
+}
+
+__global__ void iota_kernel(std::int32_t *__restrict__ dst, std::int64_t n)
+{
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) dst[i] = std::int32_t(i);
+}
+
+__global__ void narrow_kernel(const std::int64_t *__restrict__ in, std::int32_t *__restrict__ out, std::int64_t n)
+{
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = std::int32_t(in[i]);
+}
+
+} // namespace
+
+void enter_step(BuildLog *log, BuildStep s, void *stream)
+{
+  if (!log) return;
+  synchronize(stream);
+  log->step(s);
+}
+
+template <class V, class I>
+DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, void *stream) : nrows_(A.nrows), ncols_(A.ncols), nnz_(A.nnz()), stream_(stream)
+{
+  base_ = A.row_ptr ? std::int64_t(A.row_ptr[0]) : 0; // also without rows: the offsets kernels read row_ptr[0]
+  row_ptr_.resize(std::size_t(nrows_ + 1) * sizeof(I));
+  if (A.row_ptr) copy_to_device(row_ptr_.get(), A.row_ptr, std::size_t(nrows_ + 1) * sizeof(I), stream);
+  else check(cudaMemsetAsync(row_ptr_.get(), 0, sizeof(I), static_cast<cudaStream_t>(stream)), "cudaMemsetAsync"); // no rows, no array
+  if (nnz_) {
+    col_.resize(std::size_t(nnz_) * sizeof(I));
+    val_.resize(std::size_t(nnz_) * sizeof(V));
+    copy_to_device(col_.get(), A.col_ind + base_, std::size_t(nnz_) * sizeof(I), stream);
+    copy_to_device(val_.get(), A.val + base_, std::size_t(nnz_) * sizeof(V), stream);
+  }
+}
+
+template <class V, class I>
+const std::int32_t *DeviceCsr<V, I>::row_lengths() const
+{
+  if (nrows_ && !lengths_.get()) {
+    Buffer len(std::size_t(nrows_) * sizeof(std::int32_t));
+    row_lengths_kernel<I><<<unsigned((nrows_ + kThreads - 1) / kThreads), kThreads, 0, static_cast<cudaStream_t>(stream_)>>>(nrows_, row_ptr(), len.as<std::int32_t>());
+    check_launch("row lengths kernel");
+    lengths_ = std::move(len);
+  }
+  return lengths_.as<std::int32_t>();
+}
+
+template <class V, class I>
+GroupStats DeviceCsr<V, I>::group_stats(std::int64_t g, std::int64_t width_multiple, std::int64_t entry_multiple) const
+{
+  if (g < 1 || width_multiple < 1 || entry_multiple < 1) throw std::logic_error("group_stats: group size and multiples must be positive");
+  GroupStats s;
+  if (!nrows_) return s;
+  const auto st = static_cast<cudaStream_t>(stream_);
+  Buffer     out(4 * sizeof(long long));
+  long long  h[4];
+  check(cudaMemsetAsync(out.get(), 0, out.bytes(), st), "cudaMemsetAsync");
+  group_stats_kernel<I><<<stride_blocks((nrows_ + g - 1) / g), kThreads, 0, st>>>(nrows_, g, width_multiple, entry_multiple, row_ptr(), out.as<long long>());
+  check_launch("group statistics kernel");
+  copy_to_host_sync(h, out.get(), sizeof(h), stream_);
+  s.padded_width = h[0], s.padded_entries = h[1], s.longest_group = h[2], s.longest_row = h[3];
+  return s;
+}
+
+template <class V, class I>
+std::int64_t DeviceCsr<V, I>::longest_row() const
+{
+  if (longest_ < 0) longest_ = group_stats(1).longest_row;
+  return longest_;
+}
+
+std::int64_t offsets_from_sizes(const std::int64_t *sizes, std::int64_t k, Buffer &offsets, const char *format, void *stream)
+{
+  const auto st = static_cast<cudaStream_t>(stream);
+  offsets       = Buffer(std::size_t(k + 1) * sizeof(std::int32_t));
+  if (!k) {
+    check(cudaMemsetAsync(offsets.get(), 0, sizeof(std::int32_t), st), "cudaMemsetAsync");
+    return 0;
+  }
+  Buffer       sums(std::size_t(k + 1) * sizeof(std::int64_t)), tmp;
+  std::size_t  tmp_bytes = 0;
+  std::int64_t total     = 0;
+  check(cudaMemsetAsync(sums.get(), 0, sizeof(std::int64_t), st), "cudaMemsetAsync");
+  check(cub::DeviceScan::InclusiveSum(nullptr, tmp_bytes, sizes, sums.as<std::int64_t>() + 1, k, st), "cub::DeviceScan::InclusiveSum");
+  tmp.resize(std::max<std::size_t>(tmp_bytes, 1));
+  check(cub::DeviceScan::InclusiveSum(tmp.get(), tmp_bytes, sizes, sums.as<std::int64_t>() + 1, k, st), "cub::DeviceScan::InclusiveSum");
+  copy_to_host_sync(&total, sums.as<std::int64_t>() + k, sizeof(total), stream);
+  checked_offset(total, format);
+  narrow_kernel<<<unsigned((k + 1 + kThreads - 1) / kThreads), kThreads, 0, st>>>(sums.as<std::int64_t>(), offsets.as<std::int32_t>(), k + 1);
+  check_launch("offsets kernel");
+  return total;
+}
+
+std::int64_t sum(const std::int64_t *sizes, std::int64_t k, void *stream)
+{
+  if (!k) return 0;
+  const auto   st = static_cast<cudaStream_t>(stream);
+  Buffer       out(sizeof(std::int64_t)), tmp;
+  std::size_t  tmp_bytes = 0;
+  std::int64_t total     = 0;
+  check(cub::DeviceReduce::Sum(nullptr, tmp_bytes, sizes, out.as<std::int64_t>(), k, st), "cub::DeviceReduce::Sum");
+  tmp.resize(std::max<std::size_t>(tmp_bytes, 1));
+  check(cub::DeviceReduce::Sum(tmp.get(), tmp_bytes, sizes, out.as<std::int64_t>(), k, st), "cub::DeviceReduce::Sum");
+  copy_to_host_sync(&total, out.get(), sizeof(total), stream);
+  return total;
+}
+
+void iota(std::int32_t *dst, std::int64_t n, void *stream)
+{
+  if (!n) return;
+  iota_kernel<<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(dst, n);
+  check_launch("iota kernel");
+}
+
+template class DeviceCsr<float, std::int32_t>;
+template class DeviceCsr<float, std::int64_t>;
+template class DeviceCsr<double, std::int32_t>;
+template class DeviceCsr<double, std::int64_t>;
+
+} // namespace cuda
+} // namespace gpumats

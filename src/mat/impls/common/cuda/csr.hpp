@@ -1,0 +1,80 @@
+// A CSR block uploaded once for the device builds of the formats, and the device-wide steps those
+// builds share (offsets from sizes, the steps' log). Names no CUDA type, so the glue can hold an
+// upload and ask it what it would otherwise compute on the host; implemented in csr.cu.
+//
+// A device build reads the uploaded CSR only: the glue uploads the block (build_copy), the
+// parameter choices ask it for row statistics (group_stats, longest_row: one reduction each on the
+// GPU instead of a host pass over the row pointers), and the format's build_on_device computes its
+// structure and scatters the entries there. The host CSR is not read again.
+#pragma once
+
+#include "device.hpp"
+
+namespace gpumats {
+namespace cuda {
+
+// The steps of a device build, for -log_view (the glue's events GpuMatsUpload, GpuMatsStructure,
+// GpuMatsScatter): the upload of the CSR; the structure (row lengths, slice/strip/partition widths
+// and offsets, sorts, and the parameter choices' queries); the scatter of the entries into the
+// format's arrays (with the 16-bit column compression).
+enum class BuildStep { kUpload, kStructure, kScatter, kDone };
+
+// Receives the steps of a build as it enters them (kDone at the end).
+class BuildLog {
+public:
+  virtual ~BuildLog()            = default;
+  virtual void step(BuildStep s) = 0;
+};
+
+// Enters step s of a build: with a log, once the GPU has finished what was queued on `stream` so
+// far (so that the log's host-timed events measure the GPU's work); without one, nothing (and no
+// synchronisation).
+void enter_step(BuildLog *log, BuildStep s, void *stream);
+
+// One upload of a host CSR block: its row pointers, column indices and values, one copy each,
+// ordered on `stream` (the builds queue all their work there and synchronise it at their end).
+// Row statistics are computed on the GPU when first asked for and kept.
+template <class V, class I>
+class DeviceCsr {
+public:
+  // Uploads A; throws DeviceError (out of memory: out_of_memory()).
+  DeviceCsr(const CsrView<V, I, I> &A, void *stream);
+
+  std::int64_t nrows() const { return nrows_; }
+  std::int64_t ncols() const { return ncols_; }
+  std::int64_t nnz() const { return nnz_; }
+  // the host's row_ptr[0]: entry j of the host CSR sits at col_ind()[j - base()], val()[j - base()]
+  std::int64_t base() const { return base_; }
+  void        *stream() const { return stream_; }
+  const I     *row_ptr() const { return row_ptr_.as<I>(); } // nrows+1 entries, as on the host (starting at base())
+  const I     *col_ind() const { return col_.as<I>(); }     // nnz entries (null when nnz is 0)
+  const V     *val() const { return val_.as<V>(); }
+
+  // Entries of each row (nrows int32), computed on the GPU at the first call.
+  const std::int32_t *row_lengths() const;
+  // group_stats of core/csr.hpp, on the GPU: one pass over the row pointers, one small read back.
+  GroupStats group_stats(std::int64_t rows_per_group, std::int64_t width_multiple = 1, std::int64_t entry_multiple = 1) const;
+  // Entries of the longest row, computed at the first call.
+  std::int64_t longest_row() const;
+
+private:
+  std::int64_t         nrows_ = 0, ncols_ = 0, nnz_ = 0, base_ = 0;
+  void                *stream_ = nullptr;
+  Buffer               row_ptr_, col_, val_;
+  mutable Buffer       lengths_;
+  mutable std::int64_t longest_ = -1;
+};
+
+// offsets[0..k] = 0, sizes[0], sizes[0]+sizes[1], ... (int32, as the formats store their slice,
+// strip and partition offsets) from k int64 sizes on the GPU, ordered on `stream`; returns the
+// total offsets[k], read back. Throws FormatError when it exceeds 32-bit offsets (naming `format`).
+std::int64_t offsets_from_sizes(const std::int64_t *sizes, std::int64_t k, Buffer &offsets, const char *format, void *stream);
+
+// sizes[0] + ... + sizes[k-1], reduced on the GPU and read back (ordered on `stream`).
+std::int64_t sum(const std::int64_t *sizes, std::int64_t k, void *stream);
+
+// dst[i] = i for i < n, on `stream`.
+void iota(std::int32_t *dst, std::int64_t n, void *stream);
+
+} // namespace cuda
+} // namespace gpumats
