@@ -7,7 +7,8 @@
 #   3. the kernel tests (tests/gpu/test_kernels.cu): every device build against the host's arrays
 #      bit for bit (all formats, parameter sweeps, edge cases, 64-bit and offset index forms), the
 #      row statistics of the upload, products, out of memory during a build;
-#   4. ex45 on an N^3 grid (N = BUILD_CHECK_N, default 200: 8M rows, 56M nonzeros) with -log_view,
+#   4. ex45 on an N^3 grid (N = BUILD_CHECK_N, default 200: 8M rows, 56M nonzeros) with -log_view
+#      -log_view_gpu_time (PETSc 3.25 prints no event times of GPU runs without it),
 #      CG + Jacobi, 10 iterations, for aijcusparse and each GPU type: a table of MatAssemblyEnd,
 #      aijcusparse's copy to the GPU (MatCUSPARSCopyTo, at its first MatMult), the format's
 #      <FORMAT>Convert (inside MatAssemblyEnd) and its steps GpuMatsUpload / GpuMatsStructure /
@@ -85,7 +86,7 @@ if ! skipped ex45; then
     [ "$spec" != "${spec%:host}" ] && extra="-mat_gpumats_build host"
     log=$OUT/ex45-${spec/:/-}.log
     if build/bin/tutorial-ex45 -dll_append "$PWD/lib/libpetscgpumats.so" -dm_mat_type $t -dm_vec_type cuda -da_grid_x $N -da_grid_y $N -da_grid_z $N \
-      -ksp_type cg -pc_type jacobi -ksp_max_it 10 -ksp_converged_reason -mat_view ::ascii_info -log_view $extra >"$log" 2>&1 && grep -q -E 'CONVERGED|DIVERGED_ITS' "$log"; then
+      -ksp_type cg -pc_type jacobi -ksp_max_it 10 -ksp_converged_reason -mat_view ::ascii_info -log_view -log_view_gpu_time $extra >"$log" 2>&1 && grep -q -E 'CONVERGED|DIVERGED_ITS' "$log"; then
       pass=$((pass + 1))
     else
       fail=$((fail + 1))

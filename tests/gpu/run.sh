@@ -48,8 +48,10 @@ gskipped() { case " ${GPUMATS_GPU_SKIP:-} " in *" $1 "*) echo "# skipped: $1 (GP
 # --- 3. kernel unit tests --------------------------------------------------------------------
 if ! gskipped kernels; then
 NVCC=${CUDA_DIR:-/usr/local/cuda}/bin/nvcc
-$NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/gpu/test_kernels.cu \
-  src/mat/impls/common/cuda/device.cu src/mat/impls/common/cuda/csr.cu src/mat/impls/cmrs/cuda.cu src/mat/impls/sellp/cuda.cu src/mat/impls/bellpack/cuda.cu src/mat/impls/auto/cuda.cu -lcusparse \
+# linked with the kernels' objects that make compiled (in parallel), not compiled again
+O=build/obj/mat/impls
+$NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/gpu/test_kernels.cu $O/common/cuda/device.o $O/common/cuda/csr.o \
+  $O/cmrs/cuda.o $O/sellp/cuda.o $O/bellpack/cuda.o $O/auto/cuda.o -lcusparse \
   >build/test-logs/kernels-build.log 2>&1 || { tail -20 build/test-logs/kernels-build.log; fail=$((fail + 1)); }
 echo "# kernel unit tests"
 build/bin/test_kernels >build/test-logs/kernels.log 2>&1

@@ -488,6 +488,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   auto *d   = new MpiData;
   d->info   = &f;
   d->device = device;
+  d->values_update = DefaultValuesUpdate(device);
   d->proto  = f.make();
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<MpiKind>, ConvertBack<MpiKind>));
   PetscCall(ReadExchangeOptions(A));

@@ -188,6 +188,7 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   auto *d   = new SeqData;
   d->info   = &f;
   d->device = device;
+  d->values_update = DefaultValuesUpdate(device);
   d->op     = f.make();
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<SeqKind>, ConvertBack<SeqKind>));
   if (A->assembled) {

@@ -63,7 +63,7 @@ struct TypeData {
   bool             valid = false, from_assembly = false;
   Staging          stage;
   TransposeMode    transpose = TransposeMode::kAuto; // -mat_gpumats_transpose
-  ValuesUpdate     values_update = ValuesUpdate::kAuto; // -mat_gpumats_values_update
+  ValuesUpdate     values_update = ValuesUpdate::kAuto; // -mat_gpumats_values_update (DefaultValuesUpdate at creation)
   UpdateCounts     updates;                             // of the format copies, for MatGpuMatsGetUpdateCounts and -mat_view
   // the aijcusparse copy of a GPU Seq matrix that cuSPARSE products and factorizations work on
   // (cusparse.cxx), made at first use and kept current with the matrix
