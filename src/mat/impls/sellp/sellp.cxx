@@ -13,15 +13,16 @@ struct SellpTraits {
   // the core parameters plus which of them the user set; the others are chosen per matrix
   // 32-bit indices by default: on the H200 the 16-bit form's per-slice-column base costs more than
   // the bytes it saves on a 7-point stencil (poisson7 rows of config/tuning/h200.csv)
-  // Values auto by default: the dictionary where it cuts a product's bytes by 25% (a matrix with
-  // few distinct values: constant-coefficient stencils). Measured on the H200
-  // (build/bin/bench -matrix poisson7 -n 160 -constant_values): 72.3 us with 1-byte codes against
-  // 104.1 us plain and 164.4 us for cuSPARSE CSR ALG1. resolve() counts the distinct values and
-  // decides; core.values is then kPlain or kDictionary, and `mode`/`dict_entries` remember why,
-  // for -mat_view.
+  // Values plain by default; -mat_sellp_values auto|dictionary opt in. The dictionary pays in the
+  // product (H200, build/bin/bench -matrix poisson7 -n 160 -constant_values: 72.3 us with 1-byte
+  // codes against 104.1 us plain and 164.4 us for cuSPARSE CSR ALG1) but resolve() counts the
+  // distinct values on the host at every build, which with auto as the default made ex45 200^3's
+  // two SELL-P builds 1.07 s against 0.19 s for CMRS's (tests/gpu/build_check.sh, same GPU): the
+  // count has to move to the GPU before auto can be the default. core.values is then kPlain or
+  // kDictionary, and `mode`/`dict_entries` remember why, for -mat_view.
   struct Params {
     sellp::Params core{0, 0, 0, sellp::Index::k32, sellp::Values::kPlain};
-    sellp::Values mode         = sellp::Values::kAuto; // as asked with -mat_sellp_values
+    sellp::Values mode         = sellp::Values::kPlain; // as asked with -mat_sellp_values
     std::int64_t  dict_entries = -1;                    // distinct values found by resolve (-1: not counted)
   };
   using Matrix = sellp::Matrix<Scalar>;
