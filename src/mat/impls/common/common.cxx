@@ -181,8 +181,8 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
                             man.c_str(), K, &K, &set_k));
   PetscCall(PetscOptionsEList("-mat_gpumats_transpose",
                               "MatMultTranspose(Add): explicit (a transposed copy in the format, built at the first such product), implicit (scattered from the "
-                              "stored copy, with atomics on the GPU; no second copy), or auto (explicit where MAT_FORM_EXPLICIT_TRANSPOSE is set, as GAMG does on "
-                              "the prolongators it repartitions; implicit otherwise)",
+                              "stored copy, with atomics on the GPU; no second copy), or auto (implicit, also where MAT_FORM_EXPLICIT_TRANSPOSE is set: the copy's "
+                              "build pays only after thousands of products)",
                               man.c_str(), transposes, 3, transposes[tm], &tm, NULL));
   PetscCall(PetscOptionsEList("-mat_gpumats_values_update",
                               "A change that keeps the nonzero pattern (reassembly, MatScale, MatZeroRows with MAT_KEEP_NONZERO_PATTERN, ...): auto (refill the "
