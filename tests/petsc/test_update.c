@@ -28,18 +28,27 @@ static PetscErrorCode Reassemble(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode SetValues(Mat A, PetscInt step)
+/* v on the diagonal of every `stride`-th row this rank owns, from its `first`-th on; the diagonal
+   of a rectangular matrix stops at its width */
+static PetscErrorCode SetDiagonal(Mat A, PetscInt first, PetscInt stride, PetscScalar v, InsertMode mode)
 {
   PetscInt rs, re, N;
 
   PetscFunctionBeginUser;
   PetscCall(MatGetSize(A, NULL, &N));
   PetscCall(MatGetOwnershipRange(A, &rs, &re));
-  re = PetscMin(re, N); /* diagonal entries of a rectangular matrix stop at its width */
-  for (PetscInt i = rs; i < re; i += 7) PetscCall(MatSetValue(A, i, i, 10.0 + step, INSERT_VALUES));
+  re = PetscMin(re, N);
+  for (PetscInt i = rs + first; i < re; i += stride) PetscCall(MatSetValue(A, i, i, v, mode));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SetValues(Mat A, PetscInt step)
+{
+  PetscFunctionBeginUser;
+  PetscCall(SetDiagonal(A, 0, 7, 10.0 + step, INSERT_VALUES));
   PetscCall(MatAssemblyBegin(A, MAT_FLUSH_ASSEMBLY)); /* inserting and adding need a flush in between */
   PetscCall(MatAssemblyEnd(A, MAT_FLUSH_ASSEMBLY));
-  for (PetscInt i = rs + 1; i < re; i += 5) PetscCall(MatSetValue(A, i, i, 0.5, ADD_VALUES));
+  PetscCall(SetDiagonal(A, 1, 5, 0.5, ADD_VALUES));
   PetscCall(Reassemble(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -47,26 +56,16 @@ static PetscErrorCode SetValues(Mat A, PetscInt step)
 /* Only inserted, or only added: the diagonal of every 3rd row (and of every 4th). */
 static PetscErrorCode InsertValues(Mat A, PetscInt step)
 {
-  PetscInt rs, re, N;
-
   PetscFunctionBeginUser;
-  PetscCall(MatGetSize(A, NULL, &N));
-  PetscCall(MatGetOwnershipRange(A, &rs, &re));
-  re = PetscMin(re, N);
-  for (PetscInt i = rs; i < re; i += 3) PetscCall(MatSetValue(A, i, i, -2.0 - step, INSERT_VALUES));
+  PetscCall(SetDiagonal(A, 0, 3, -2.0 - step, INSERT_VALUES));
   PetscCall(Reassemble(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode AddValues(Mat A, PetscInt step)
 {
-  PetscInt rs, re, N;
-
   PetscFunctionBeginUser;
-  PetscCall(MatGetSize(A, NULL, &N));
-  PetscCall(MatGetOwnershipRange(A, &rs, &re));
-  re = PetscMin(re, N);
-  for (PetscInt i = rs; i < re; i += 4) PetscCall(MatSetValue(A, i, i, 0.25 * (1 + step), ADD_VALUES));
+  PetscCall(SetDiagonal(A, 0, 4, 0.25 * (1 + step), ADD_VALUES));
   PetscCall(Reassemble(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
