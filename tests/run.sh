@@ -110,16 +110,20 @@ if ! skipped petsc; then
       run_checks "$prog np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP"
     done
   done
+  with_option() { # "rank counts" "options": test_mult, test_update and test_ksp with the options
+    local np prog
+    for np in $1; do
+      for prog in test_mult test_update test_ksp; do
+        run_checks "$prog $2 np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP" $2
+      done
+    done
+  }
   # the MPI types' ghost exchanges (ours, staged; PETSc's VecScatter), each also completed before
   # the diagonal block (-mat_gpumats_overlap 0), on 2 ranks and on 3 (a middle rank talking to
   # two); test_update changes patterns, so the exchange is set up again
   for opt in "-mat_gpumats_exchange staged" "-mat_gpumats_exchange petsc" "-mat_gpumats_exchange staged -mat_gpumats_overlap 0" \
     "-mat_gpumats_exchange petsc -mat_gpumats_overlap 0"; do
-    for np in 2 3; do
-      for prog in test_mult test_update test_ksp; do
-        run_checks "$prog $opt np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP" $opt
-      done
-    done
+    with_option "2 3" "$opt"
   done
   # the same products and solves with the glue's options: copies in RCM order, rows longer than 3
   # split into the warp-per-row tail, and both; SELL-P's value dictionary (forced: the test
@@ -131,11 +135,7 @@ if ! skipped petsc; then
     "-mat_sellp_values dictionary -mat_sellp_index auto")
   case " $TYPES " in *cuda\ *) glue_opts+=("-mat_gpumats_build host") ;; esac
   for opt in "${glue_opts[@]}"; do
-    for np in 1 2; do
-      for prog in test_mult test_update test_ksp; do
-        run_checks "$prog $opt np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP" $opt
-      done
-    done
+    with_option "1 2" "$opt"
   done
   # every change converted in full: test_update then checks that no copy took the values-only path
   for np in 1 2; do
