@@ -212,7 +212,10 @@ PetscErrorCode SyncHostValues(Mat A)
   PetscCall(MatSeqAIJGetArrayRead(d->shadow, &sv)); // aijcusparse downloads its device values
   PetscCall(PetscArraycpy(aij->a, sv, nz));
   PetscCall(MatSeqAIJRestoreArrayRead(d->shadow, &sv));
-  // (no state change: A's values are the ones it had, now on both sides)
+  PetscCall(PetscLogGpuToCpu((PetscLogDouble)(nz * sizeof(PetscScalar))));
+  // no state change: A's values are the ones it had, now on both sides, so the shadow is current
+  // for A's present state (ShadowOf uploads nothing until A changes)
+  PetscCall(PetscObjectStateGet((PetscObject)A, &d->shadow_state));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
