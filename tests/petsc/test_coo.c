@@ -18,7 +18,9 @@ static char help[] = "MatSetPreallocationCOO/MatSetValuesCOO on every type under
    MatMultTranspose are compared (and, once per step, the product of a MatConvert to AIJ, which
    reads the host CSR values: after device values it must not be stale):
      first          MatSetValuesCOO(INSERT_VALUES)
-     insert2/3      new values, INSERT_VALUES (the format copy must never keep the old ones)
+     insert2/3      new values, INSERT_VALUES (the format copy must never keep the old ones); with
+                    -coo_device a sequential GPU type must refill its copy from the device values
+                    (values-only, no conversion: MatGpuMatsGetUpdateCounts)
      add            ADD_VALUES on top
      setvalues      MatSetValues(ADD_VALUES) on existing entries + assembly
      insert-after   MatSetValuesCOO(INSERT_VALUES) after that
@@ -238,6 +240,23 @@ static PetscErrorCode CompareAll(Mat R, Mat B, const char *step, const char *typ
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Whether MatSetValuesCOO with device values must take the device values-only path on B: the
+   sequential GPU types, except autocuda (its choice may be a SELL-P copy with a value dictionary,
+   which is rebuilt) and runs that ask for SELL-P dictionaries. */
+static PetscBool DevicePathExpected(Mat B, const char *type)
+{
+  PetscMPIInt size;
+  PetscBool   gpu, autotype, dict = PETSC_FALSE;
+  char        values[64] = "";
+
+  MPI_Comm_size(PetscObjectComm((PetscObject)B), &size);
+  PetscStrendswith(type, "cuda", &gpu);
+  PetscStrbeginswith(type, "auto", &autotype);
+  PetscOptionsGetString(NULL, NULL, "-mat_sellp_values", values, sizeof(values), &dict);
+  if (dict && !strcmp(values, "plain")) dict = PETSC_FALSE;
+  return (size == 1 && gpu && !autotype && !dict) ? PETSC_TRUE : PETSC_FALSE;
+}
+
 static PetscErrorCode CreateCOOMat(MPI_Comm comm, PetscInt M, PetscInt N, const char *type, Mat *A)
 {
   PetscFunctionBeginUser;
@@ -277,10 +296,21 @@ int main(int argc, char **argv)
       PetscCall(SetCOO(B, t.n, 10, INSERT_VALUES, device));
       PetscCall(CompareAll(R, B, "first", ty, mats[m]));
       for (PetscInt r = 2; r <= 3; r++) {
-        char step[32];
+        char       step[32];
+        PetscInt64 conv0, vals0, conv1, vals1;
+        PetscCall(MatGpuMatsGetUpdateCounts(B, &conv0, &vals0));
         PetscCall(SetCOO(R, t.n, 10 + r, INSERT_VALUES, device));
         PetscCall(SetCOO(B, t.n, 10 + r, INSERT_VALUES, device));
+        PetscCall(MatGpuMatsGetUpdateCounts(B, &conv1, &vals1));
         PetscCall(PetscSNPrintf(step, sizeof(step), "insert%" PetscInt_FMT, r));
+        if (device && DevicePathExpected(B, ty)) {
+          /* a sequential GPU type refills its copy from the device values (no conversion, which
+             would mean the values went through the host first) */
+          char name[256];
+          PetscCall(PetscSNPrintf(name, sizeof(name), "device-values-path/%s/%s/%s", step, ty, mats[m]));
+          PetscCall(Check(PETSC_COMM_WORLD, (conv1 == conv0 && vals1 > vals0) ? PETSC_TRUE : PETSC_FALSE, name,
+                          "the copy was converted in full (or not updated) after device values with the same pattern"));
+        }
         PetscCall(CompareAll(R, B, step, ty, mats[m]));
       }
       PetscCall(SetCOO(R, t.n, 20, ADD_VALUES, device));
