@@ -230,7 +230,8 @@ PetscErrorCode InstallCOO(Mat A, bool mpi)
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetValuesCOO_C", &f1));
   if (!f0 || !f1) PetscFunctionReturn(PETSC_SUCCESS); // PETSc's generic fallback (MatSetValues) then: host only
   // never save our own (which would call itself): installed once per TypeData, removed by ToAIJ
-  if (f1 == reinterpret_cast<OpFn>(SeqSetValuesCOO) || f1 == reinterpret_cast<OpFn>(MpiSetValuesCOO)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(f1 != reinterpret_cast<OpFn>(SeqSetValuesCOO) && f1 != reinterpret_cast<OpFn>(MpiSetValuesCOO), PETSC_COMM_SELF, PETSC_ERR_PLIB,
+             "petsc-gpumats: COO operations installed twice on a %s", ((PetscObject)A)->type_name);
   d->coo_saved[0] = f0, d->coo_saved[1] = f1;
   if (mpi) {
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MpiPreallocationCOO));
