@@ -409,8 +409,10 @@ std::size_t ValueSlots::bytes() const
   return b;
 }
 
-void ValueSlots::gather(const Scalar *csr, std::int64_t nnz, Scalar *format, std::int64_t n, Scalar *tail, std::int64_t ntail, bool device, void *stream)
+void ValueSlots::gather(const Scalar *csr, std::int64_t nnz, Scalar *format, std::int64_t n, Scalar *tail, std::int64_t ntail, bool device, void *stream,
+                        bool csr_on_device)
 {
+  if (csr_on_device && !device) throw std::logic_error("values-only update: device values for a host copy");
   if (!ready_ || n != nformat_ || ntail != ntail_ || nnz != nnz_)
     throw std::logic_error("values-only update: the copy holds " + std::to_string(n) + " + " + std::to_string(ntail) + " values of " + std::to_string(nnz) +
                            " nonzeros, its slot maps were made for " + std::to_string(nformat_) + " + " + std::to_string(ntail_) + " of " + std::to_string(nnz_));
@@ -421,9 +423,11 @@ void ValueSlots::gather(const Scalar *csr, std::int64_t nnz, Scalar *format, std
     // MatDestroy), so it cannot be registered as pinned memory safely. The synchronisation makes the
     // copy current when we return (PETSc's next product may run on another stream) and lets the
     // host change csr at once even where the array happens to be pinned.
-    if (nnz) cuda::copy_to_device(dev_csr_.get(), csr, std::size_t(nnz) * sizeof(Scalar), stream);
-    cuda::gather_values(format, dev_csr_.as<Scalar>(), dev_format_.as<std::int32_t>(), n, stream);
-    cuda::gather_values(tail, dev_csr_.as<Scalar>(), dev_tail_.as<std::int32_t>(), ntail, stream);
+    // (values already on the device, csr_on_device: gathered from there, no upload)
+    if (nnz && !csr_on_device) cuda::copy_to_device(dev_csr_.get(), csr, std::size_t(nnz) * sizeof(Scalar), stream);
+    const Scalar *src = csr_on_device ? csr : dev_csr_.as<Scalar>();
+    cuda::gather_values(format, src, dev_format_.as<std::int32_t>(), n, stream);
+    cuda::gather_values(tail, src, dev_tail_.as<std::int32_t>(), ntail, stream);
     cuda::synchronize(stream);
 #endif
   } else {
@@ -559,7 +563,7 @@ void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> 
   }
 }
 
-bool FormatOperator::update_values(const CsrIn &A, PetscInt block_size, bool device, void *stream)
+bool FormatOperator::update_values(const CsrIn &A, PetscInt block_size, bool device, void *stream, bool values_on_device)
 {
   const std::int64_t nnz = A.nnz();
   std::int64_t       n   = 0;
@@ -587,7 +591,7 @@ bool FormatOperator::update_values(const CsrIn &A, PetscInt block_size, bool dev
     slots_from_values(s.T.val.data(), std::int64_t(tail.size()), tail.data());
     slots_.build(v, nv, tail, nnz, device, stream);
   }
-  slots_.gather(nnz ? A.val + A.row_ptr[0] : A.val, nnz, val, n, tail_.values(device), tail_.nnz(), device, stream);
+  slots_.gather(nnz && !values_on_device ? A.val + A.row_ptr[0] : A.val, nnz, val, n, tail_.values(device), tail_.nnz(), device, stream, values_on_device);
   return true;
 }
 
@@ -714,6 +718,48 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   PetscCall(MatSeqAIJRestoreArrayRead(block, &aa));
   PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCall(err);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOperator &op, const PetscScalar *device_values, PetscInt block_size, bool diagonal,
+                                      UpdateCounts *counts, PetscBool *done)
+{
+  const PetscInt *ia, *ja;
+  PetscInt        m, n;
+  PetscBool       got;
+  BlockPattern    now;
+  bool            exact = false;
+  void           *stream = nullptr;
+
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+#if GPUMATS_HAVE_CUDA
+  PetscCall(MatGetSize(block, &m, &n));
+  PetscCall(MatGetRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &got));
+  PetscCheck(got, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ did not return the CSR of a SeqAIJ block");
+  PetscCall(PatternOf(block, m, n, ia, ja, block_size, diagonal, &now));
+  // the structure is read on the host, the values never: val is the device array
+  const CsrIn A{m, n, ia, ja, device_values};
+  PetscErrorCode err = PETSC_SUCCESS;
+  if (op.pattern.valid && op.pattern.same(now)) {
+    PetscCall(CurrentStream(&stream));
+    PetscCall(PetscLogEventBegin(values_event, block, 0, 0, 0));
+    err = guarded(PETSC_COMM_SELF, "updating the values of the GPU format from device values",
+                  [&] { exact = op.update_values(A, block_size, true, stream, true); });
+    PetscCall(PetscLogEventEnd(values_event, block, 0, 0, 0));
+    if (err) op.forget_pattern(); // half refilled: the caller's full conversion follows
+    else if (exact) {
+      if (counts) counts->values_only++;
+      *done = PETSC_TRUE;
+      PetscCall(PetscInfo(block, "%s copy: values only, from %" PetscInt64_FMT " device values (no host round trip)\n", f.title, (PetscInt64)A.nnz()));
+    }
+  }
+  PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &got));
+  PetscCall(err);
+#else
+  (void)block, (void)f, (void)op, (void)device_values, (void)block_size, (void)diagonal, (void)counts, (void)ia, (void)ja, (void)m, (void)n, (void)got,
+    (void)now, (void)exact, (void)stream;
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -26,6 +26,7 @@ void TypeData::drop_shadow()
 {
   if (shadow) (void)MatDestroy(&shadow);
   shadow_state = shadow_nz = -1;
+  shadow_coo = coo_pending = host_stale = false; // (host_stale: callers sync before dropping a shadow that holds the values)
 }
 
 #if PetscDefined(HAVE_CUDA)
@@ -42,7 +43,11 @@ bool OurDeviceSeq(Mat A)
   return t && std::strncmp(t, "seq", 3) == 0 && find_type(t, &device) && device;
 }
 
-// The aijcusparse shadow of A (see the top of the file), current with A's values.
+} // namespace
+
+// The aijcusparse shadow of A (see the top of the file), current with A's values. After
+// MatSetValuesCOO with device values (coo.cxx: host_stale) the shadow holds A's newest values and
+// is never refilled from the host.
 PetscErrorCode ShadowOf(Mat A, Mat *S)
 {
   TypeData          *d = Data(A);
@@ -56,7 +61,15 @@ PetscErrorCode ShadowOf(Mat A, Mat *S)
   PetscFunctionBegin;
   PetscCall(PetscObjectStateGet((PetscObject)A, &st));
   PetscCall(MatGetNonzeroState(A, &nz));
-  if (d->shadow && nz != d->shadow_nz) d->drop_shadow();
+  if (d->shadow && d->coo_pending) { // made by MatSetPreallocationCOO, before PETSc raised A's nonzero state
+    d->shadow_nz   = nz;
+    d->coo_pending = false;
+  }
+  if (d->shadow && nz != d->shadow_nz) {
+    PetscCall(SyncHostValues(A)); // (a new pattern through the host: nothing stale then, but never lose values)
+    d->drop_shadow();
+  }
+  if (d->shadow && d->host_stale) d->shadow_state = st;
   if (d->shadow && st == d->shadow_state) {
     *S = d->shadow;
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -84,6 +97,8 @@ PetscErrorCode ShadowOf(Mat A, Mat *S)
   *S = d->shadow;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+namespace {
 
 // ---- products ---------------------------------------------------------------------------------
 

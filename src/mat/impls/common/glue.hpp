@@ -193,7 +193,9 @@ public:
   // they are uploaded on `stream` and gathered there; it returns with the copy current (a
   // synchronisation, so the host may change csr at once). Throws std::logic_error if the sizes are
   // not the ones the maps were made for.
-  void gather(const Scalar *csr, std::int64_t nnz, Scalar *format, std::int64_t n, Scalar *tail, std::int64_t ntail, bool device, void *stream);
+  // csr_on_device (device only): csr is already a device array, gathered from without an upload.
+  void gather(const Scalar *csr, std::int64_t nnz, Scalar *format, std::int64_t n, Scalar *tail, std::int64_t ntail, bool device, void *stream,
+              bool csr_on_device = false);
 
 private:
   bool                      ready_ = false;
@@ -262,7 +264,11 @@ public:
   // be exact in this scalar type (a float PETSc and more than 2^24 entries); the caller then
   // converts in full. Throws
   // like build_copy, and then the copy must be converted anew (its values may be half refilled).
-  bool update_values(const CsrIn &A, PetscInt block_size, bool device, void *stream);
+  // values_on_device (GPU copies only): A.val is a device array of the block's nnz values (from
+  // entry 0, not A.row_ptr[0]), e.g. an aijcusparse shadow's after MatSetValuesCOO with device
+  // values; A's structure is read on the host as always, its values are gathered on the GPU
+  // without an upload.
+  bool update_values(const CsrIn &A, PetscInt block_size, bool device, void *stream, bool values_on_device = false);
   // after new parameters or a failed update: the next change converts in full
   void forget_pattern()
   {
@@ -455,6 +461,14 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
 // and always converted in full (it is dropped when the matrix changes and made again when needed).
 PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed = false,
                                ValuesUpdate values = ValuesUpdate::kRebuild, UpdateCounts *counts = nullptr);
+// The values-only update of a GPU copy from values that are on the GPU only (MatSetValuesCOO with
+// device values, coo.cxx): the block's structure is read on the host (it is current there: only
+// its values are stale), device_values holds its nnz values on the device. *done is false, and op
+// untouched, where a values-only update cannot serve (no copy of this pattern yet, the pattern
+// changed, a value dictionary, an inexact slot build): the caller then brings the host values up
+// to date and calls BuildFromSeqAIJ. Counted as a values-only update.
+PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOperator &op, const PetscScalar *device_values, PetscInt block_size, bool diagonal,
+                                      UpdateCounts *counts, PetscBool *done);
 // Prints the -mat_view ::ascii_info lines of one format copy.
 PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char *what, const FormatOperator &op, bool device);
 // Prints the -mat_view ::ascii_info line of same-pattern changes: the mode, the counts (of all

@@ -491,6 +491,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->values_update = DefaultValuesUpdate(device);
   d->proto  = f.make();
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<MpiKind>, ConvertBack<MpiKind>));
+  PetscCall(InstallCOO(A, true)); // device values for the GPU types (coo.cxx)
   PetscCall(ReadExchangeOptions(A));
   if (A->assembled) {
     // (inside MatConvert, which increases A's state once when this returns: tolerated once, as
@@ -519,6 +520,7 @@ PetscErrorCode MpiKind::ToAIJ(Mat A)
   PetscFunctionBegin;
   PetscCall(VecScatterDestroy(&d->scatter));
   PetscCall(VecDestroy(&d->ghosts));
+  PetscCall(UninstallCOO(A, true));
   PetscCall(UninstallType(A, prefix, base));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -41,6 +41,23 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   // A changed (or was assembled, after which its state moves on): a transposed copy is stale and
   // would only be rebuilt at the next product with A^T, so its memory goes now
   d->transposed = BlockCopy{};
+#if PetscDefined(HAVE_CUDA)
+  if (d->host_stale) {
+    // A's newest values are on the GPU only (MatSetValuesCOO with device values, coo.cxx): the
+    // copy's values are refilled from the shadow's device values where the copy has this pattern;
+    // otherwise the host values are brought up to date and the copy is converted as usual
+    const PetscScalar *dv;
+    PetscBool          done;
+    PetscCall(MatSeqAIJCUSPARSEGetArrayRead(d->shadow, &dv));
+    PetscCall(UpdateValuesFromDevice(A, *d->info, *d->op, dv, bs, true, &d->updates, &done));
+    PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(d->shadow, &dv));
+    if (done) {
+      PetscCall(d->mark_current(A, in_assembly));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    PetscCall(SyncHostValues(A));
+  }
+#endif
   PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs, true, false, d->values_update, &d->updates));
   PetscCall(d->mark_current(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -121,6 +138,7 @@ PetscErrorCode Destroy(Mat A)
   auto destroy = reinterpret_cast<PetscErrorCode (*)(Mat)>(Seq(A)->saved[kDestroy]);
 
   PetscFunctionBegin;
+  Seq(A)->host_stale = false;   // going: no download of values nobody will read
   PetscCall(SeqKind::ToAIJ(A)); // frees the format copy (and its GPU memory) and restores AIJ's operations
   PetscCall(destroy(A));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -129,7 +147,9 @@ PetscErrorCode Destroy(Mat A)
 PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
 {
   PetscFunctionBegin;
-  // SeqAIJ's duplicate creates B with our type name, so B runs our constructor; give it our parameters
+  // SeqAIJ's duplicate creates B with our type name, so B runs our constructor; give it our parameters.
+  // It copies A's host values directly: current first (values that came on the device, coo.cxx)
+  PetscCall(SyncHostValues(A));
   PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, MatDuplicateOption, Mat *)>(kDuplicate, A, op, B));
   Seq(*B)->op        = Seq(A)->op->clone_parameters();
   Seq(*B)->transpose = Seq(A)->transpose;
@@ -144,6 +164,7 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
   PetscViewerFormat format;
 
   PetscFunctionBegin;
+  PetscCall(SyncHostValues(A)); // SeqAIJ's viewers read the host values directly (coo.cxx)
   PetscCall(d->call<PetscErrorCode (*)(Mat, PetscViewer)>(kView, A, viewer));
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
   if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
@@ -191,6 +212,7 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->values_update = DefaultValuesUpdate(device);
   d->op     = f.make();
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<SeqKind>, ConvertBack<SeqKind>));
+  PetscCall(InstallCOO(A, false)); // device values for the GPU types (coo.cxx)
   if (A->assembled) {
     // (inside MatConvert, which increases A's state once when this returns: tolerated once, as
     // after MatAssemblyEnd, so that the first product does not build the copy again)
@@ -204,6 +226,7 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 PetscErrorCode SeqKind::ToAIJ(Mat A)
 {
   PetscFunctionBegin;
+  PetscCall(UninstallCOO(A, false)); // (first: brings the host values up to date)
   PetscCall(UninstallType(A, prefix, base));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

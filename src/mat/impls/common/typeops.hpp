@@ -69,6 +69,15 @@ struct TypeData {
   // (cusparse.cxx), made at first use and kept current with the matrix
   Mat              shadow       = nullptr;
   PetscObjectState shadow_state = -1, shadow_nz = -1;
+  // MatSetValuesCOO with device values (coo.cxx, GPU Seq types with a CUDA PETSc): the shadow was
+  // preallocated with A's COO triplets (shadow_coo; coo_pending until it takes A's nonzero state,
+  // which PETSc raises after the preallocation returns), and host_stale while A's newest values are
+  // the shadow's only (the host CSR values are brought up to date when read: SyncHostValues).
+  // coo_saved: SeqAIJ's/MPIAIJ's MatSetPreallocationCOO_C and MatSetValuesCOO_C; ncoo: the
+  // triplets of the last preallocation (-1: none through ours).
+  bool             shadow_coo = false, coo_pending = false, host_stale = false;
+  PetscCount       ncoo = -1;
+  OpFn             coo_saved[2]{};
 
   virtual ~TypeData() { drop_shadow(); }
   void drop_shadow();
@@ -167,6 +176,17 @@ PetscErrorCode AdoptDM(Mat A);
 PetscErrorCode RegisterCusparseBridge();
 OpFn           CusparseProductSetFromOptions();
 
+// The COO operations of the GPU types (coo.cxx): installed by FromAIJ, removed by ToAIJ (which
+// first brings the host values up to date); without a CUDA PETSc they do nothing.
+PetscErrorCode InstallCOO(Mat A, bool mpi);
+PetscErrorCode UninstallCOO(Mat A, bool mpi);
+// Brings the host CSR values of a Seq GPU matrix up to date where its newest values are on the GPU
+// only (after MatSetValuesCOO with device values); otherwise nothing.
+PetscErrorCode SyncHostValues(Mat A);
+#if PetscDefined(HAVE_CUDA)
+// The aijcusparse shadow of a GPU Seq matrix, current with its values (cusparse.cxx)
+PetscErrorCode ShadowOf(Mat A, Mat *S);
+#endif
 // Reads the format's options when the user calls MatSetFromOptions, chaining to AIJ's first.
 PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, FormatOperator &proto, PetscBool *changed);
 

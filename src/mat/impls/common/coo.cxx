@@ -1,0 +1,271 @@
+// MatSetPreallocationCOO / MatSetValuesCOO with device value arrays on the GPU types.
+//
+// Host value arrays need nothing of ours: the types inherit SeqAIJ's and MPIAIJ's COO operations,
+// which end in a final assembly (or at least a state change) after which the format copy is
+// brought up to date like after any change (tests/petsc/test_coo.c). What is here only exists with
+// a CUDA-enabled PETSc, and only for the *cuda types:
+//
+// Seq (seqaij<format>cuda), values on the device:
+//   - MatSetPreallocationCOO runs SeqAIJ's (A's pattern and its host COO maps, so host values
+//     keep working) and makes A's aijcusparse shadow (cusparse.cxx) anew with the same COO
+//     preallocation: PETSc builds the same CSR from the same triplets, and the shadow holds the
+//     COO maps on the GPU.
+//   - MatSetValuesCOO(device v) hands v to the shadow's MatSetValuesCOO (PETSc's device scatter;
+//     for ADD_VALUES the shadow first gets A's current values), then marks A's host values stale
+//     (TypeData::host_stale): the shadow is now the authoritative copy of A's values.
+//   - The format copy is refilled from the shadow's device values (UpdateValuesFromDevice, the
+//     values-only path with the slot maps on the GPU) in Build (seq.cxx), without a host round
+//     trip; where that path cannot serve (the first values after a new pattern, a SELL-P value
+//     dictionary) the host values are brought up to date first and the copy converted as usual.
+//   - The host values are brought up to date (one download from the shadow) lazily, when
+//     something reads them: A's MatSeqAIJGetArray/Read/Write and MatSeqAIJGetCSRAndMemType go
+//     through Mat_SeqAIJ's ops hooks, as aijcusparse's do (every SeqAIJ host operation reads its
+//     values through MatSeqAIJGetArrayRead since PETSc 3.16), and MatDuplicate and MatConvert
+//     back to AIJ sync explicitly. Host values (MatSetValuesCOO with a host v) sync first too.
+// MPI (mpiaij<format>cuda), values on the device: copied to the host once and handed to
+//   MPIAIJ's MatSetValuesCOO (a round trip; the device path for the MPI types is future work).
+//
+// The Mat_SeqAIJ hooks need PETSc's private header src/mat/impls/aij/seq/aij.h, found where PETSc
+// is used from its source tree (PETSC_DIR/PETSC_ARCH), as the GPU builds are.
+#include "kinds.hpp"
+
+#if PetscDefined(HAVE_CUDA)
+  #include <petscdevice.h>                   // PetscGetMemType
+  #include <../src/mat/impls/aij/seq/aij.h> // Mat_SeqAIJ and its ops hooks
+  #include "cuda/device.hpp"
+#endif
+
+namespace gpumats {
+
+#if PetscDefined(HAVE_CUDA)
+
+namespace {
+
+using PreallocFn  = PetscErrorCode (*)(Mat, PetscCount, PetscInt[], PetscInt[]);
+using SetValuesFn = PetscErrorCode (*)(Mat, const PetscScalar[], InsertMode);
+
+// ---- the host values of a Seq GPU matrix whose values arrived on the device -------------------
+
+PetscErrorCode GetArray(Mat A, PetscScalar **v)
+{
+  PetscFunctionBegin;
+  PetscCall(SyncHostValues(A));
+  *v = ((Mat_SeqAIJ *)A->data)->a;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GetArrayRead(Mat A, const PetscScalar **v)
+{
+  PetscFunctionBegin;
+  PetscCall(SyncHostValues(A));
+  *v = ((Mat_SeqAIJ *)A->data)->a;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// every value is overwritten: no download, the host side becomes the current one
+PetscErrorCode GetArrayWrite(Mat A, PetscScalar **v)
+{
+  PetscFunctionBegin;
+  if (Data(A)) Data(A)->host_stale = false;
+  *v = ((Mat_SeqAIJ *)A->data)->a;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// (PETSc's MatSeqAIJRestoreArray* raise the state after writes themselves)
+PetscErrorCode RestoreArray(Mat, PetscScalar **v)
+{
+  *v = nullptr;
+  return PETSC_SUCCESS;
+}
+
+PetscErrorCode RestoreArrayRead(Mat, const PetscScalar **v)
+{
+  *v = nullptr;
+  return PETSC_SUCCESS;
+}
+
+PetscErrorCode GetCSRAndMemType(Mat A, const PetscInt **i, const PetscInt **j, PetscScalar **a, PetscMemType *mtype)
+{
+  Mat_SeqAIJ *aij = (Mat_SeqAIJ *)A->data;
+
+  PetscFunctionBegin;
+  PetscCall(SyncHostValues(A));
+  if (i) *i = aij->i;
+  if (j) *j = aij->j;
+  if (a) *a = aij->a;
+  if (mtype) *mtype = PETSC_MEMTYPE_HOST;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+void SetArrayHooks(Mat A, bool on)
+{
+  Mat_SeqAIJ *aij = (Mat_SeqAIJ *)A->data;
+  if (!aij) return;
+  aij->ops->getarray          = on ? GetArray : nullptr;
+  aij->ops->restorearray      = on ? RestoreArray : nullptr;
+  aij->ops->getarrayread      = on ? GetArrayRead : nullptr;
+  aij->ops->restorearrayread  = on ? RestoreArrayRead : nullptr;
+  aij->ops->getarraywrite     = on ? GetArrayWrite : nullptr;
+  aij->ops->restorearraywrite = on ? RestoreArray : nullptr;
+  aij->ops->getcsrandmemtype  = on ? GetCSRAndMemType : nullptr;
+}
+
+// ---- COO ------------------------------------------------------------------------------------
+
+PetscErrorCode SeqPreallocationCOO(Mat A, PetscCount n, PetscInt coo_i[], PetscInt coo_j[])
+{
+  TypeData *d = Data(A);
+  PetscInt *i, *j; // PETSc may change the arrays it is given: the shadow gets the caller's triplets
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(n, &i, n, &j));
+  PetscCall(PetscArraycpy(i, coo_i, n));
+  PetscCall(PetscArraycpy(j, coo_j, n));
+  d->host_stale = false; // a new pattern: no values anywhere yet
+  PetscCall(reinterpret_cast<PreallocFn>(d->coo_saved[0])(A, n, coo_i, coo_j));
+  d->drop_shadow();
+  PetscCall(MatCreate(PETSC_COMM_SELF, &d->shadow));
+  PetscCall(MatSetSizes(d->shadow, A->rmap->n, A->cmap->n, A->rmap->n, A->cmap->n));
+  PetscCall(MatSetBlockSizesFromMats(d->shadow, A, A));
+  PetscCall(MatSetType(d->shadow, MATSEQAIJCUSPARSE));
+  PetscCall(MatSetPreallocationCOO(d->shadow, n, i, j));
+  PetscCall(PetscFree2(i, j));
+  d->ncoo       = n;
+  d->shadow_coo = true;
+  // MatSetPreallocationCOO raises A's nonzero state after this returns: the shadow takes it at its
+  // next use (ShadowOf, SeqSetValuesCOO)
+  d->coo_pending = true;
+  SetArrayHooks(A, true); // (again: SeqAIJ's preallocation keeps A->data, but cheap to be sure)
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SeqSetValuesCOO(Mat A, const PetscScalar v[], InsertMode mode)
+{
+  TypeData    *d = Data(A);
+  PetscMemType mtype = PETSC_MEMTYPE_HOST;
+  Mat          S;
+
+  PetscFunctionBegin;
+  if (v) PetscCall(PetscGetMemType(v, &mtype));
+  if (PetscMemTypeHost(mtype)) {
+    PetscCall(SyncHostValues(A)); // ADD_VALUES adds to the current values
+    PetscCall(reinterpret_cast<SetValuesFn>(d->coo_saved[1])(A, v, mode));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (!d->shadow_coo) { // the COO maps are SeqAIJ's only (preallocated before A was of our type): through the host
+    std::vector<PetscScalar> h(std::size_t(d->ncoo > 0 ? d->ncoo : 0));
+    PetscCheck(d->ncoo >= 0, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatSetValuesCOO with device values on a %s: call MatSetPreallocationCOO on it first",
+               ((PetscObject)A)->type_name);
+    PetscCall(guarded(PETSC_COMM_SELF, "copying COO values to the host", [&] { cuda::copy_to_host_sync(h.data(), v, h.size() * sizeof(PetscScalar), nullptr); }));
+    PetscCall(SyncHostValues(A));
+    PetscCall(reinterpret_cast<SetValuesFn>(d->coo_saved[1])(A, h.data(), mode));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  // the shadow with A's current values (uploaded unless it holds them), then PETSc's device scatter
+  PetscCall(ShadowOf(A, &S));
+  PetscCall(MatSetValuesCOO(S, v, mode));
+  d->host_stale = true; // the shadow's values are A's now; Build (seq.cxx) refills the copy from them
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MpiPreallocationCOO(Mat A, PetscCount n, PetscInt coo_i[], PetscInt coo_j[])
+{
+  PetscFunctionBegin;
+  Data(A)->ncoo = n;
+  PetscCall(reinterpret_cast<PreallocFn>(Data(A)->coo_saved[0])(A, n, coo_i, coo_j));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// device values: one copy to the host, then MPIAIJ's (which sends remote entries on the host)
+PetscErrorCode MpiSetValuesCOO(Mat A, const PetscScalar v[], InsertMode mode)
+{
+  TypeData    *d = Data(A);
+  PetscMemType mtype = PETSC_MEMTYPE_HOST;
+
+  PetscFunctionBegin;
+  if (v) PetscCall(PetscGetMemType(v, &mtype));
+  if (PetscMemTypeHost(mtype)) {
+    PetscCall(reinterpret_cast<SetValuesFn>(d->coo_saved[1])(A, v, mode));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCheck(d->ncoo >= 0, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatSetValuesCOO with device values on a %s: call MatSetPreallocationCOO on it first",
+             ((PetscObject)A)->type_name);
+  std::vector<PetscScalar> h(std::size_t(d->ncoo));
+  PetscCall(guarded(PETSC_COMM_SELF, "copying COO values to the host", [&] { cuda::copy_to_host_sync(h.data(), v, h.size() * sizeof(PetscScalar), nullptr); }));
+  PetscCall(PetscLogGpuToCpu((PetscLogDouble)(h.size() * sizeof(PetscScalar))));
+  PetscCall(reinterpret_cast<SetValuesFn>(d->coo_saved[1])(A, h.data(), mode));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace
+
+PetscErrorCode SyncHostValues(Mat A)
+{
+  TypeData          *d = Data(A);
+  const PetscScalar *sv;
+
+  PetscFunctionBegin;
+  if (!d || !d->host_stale) PetscFunctionReturn(PETSC_SUCCESS);
+  Mat_SeqAIJ    *aij = (Mat_SeqAIJ *)A->data;
+  const PetscInt nz  = A->rmap->n ? aij->i[A->rmap->n] : 0;
+  d->host_stale      = false; // first: the reads below must not come back here
+  PetscCall(MatSeqAIJGetArrayRead(d->shadow, &sv)); // aijcusparse downloads its device values
+  PetscCall(PetscArraycpy(aij->a, sv, nz));
+  PetscCall(MatSeqAIJRestoreArrayRead(d->shadow, &sv));
+  PetscCall(PetscLogGpuToCpu((PetscLogDouble)(nz * sizeof(PetscScalar))));
+  // no state change: A's values are the ones it had, now on both sides, so the shadow is current
+  // for A's present state (ShadowOf uploads nothing until A changes)
+  PetscCall(PetscObjectStateGet((PetscObject)A, &d->shadow_state));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode InstallCOO(Mat A, bool mpi)
+{
+  TypeData *d = Data(A);
+  OpFn      f0 = nullptr, f1 = nullptr;
+
+  PetscFunctionBegin;
+  if (!d->device) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetPreallocationCOO_C", &f0));
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetValuesCOO_C", &f1));
+  if (!f0 || !f1) PetscFunctionReturn(PETSC_SUCCESS); // PETSc's generic fallback (MatSetValues) then: host only
+  // never save our own (which would call itself): installed once per TypeData, removed by ToAIJ
+  PetscCheck(f1 != reinterpret_cast<OpFn>(SeqSetValuesCOO) && f1 != reinterpret_cast<OpFn>(MpiSetValuesCOO), PETSC_COMM_SELF, PETSC_ERR_PLIB,
+             "petsc-gpumats: COO operations installed twice on a %s", ((PetscObject)A)->type_name);
+  d->coo_saved[0] = f0, d->coo_saved[1] = f1;
+  if (mpi) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MpiPreallocationCOO));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", MpiSetValuesCOO));
+  } else {
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", SeqPreallocationCOO));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", SeqSetValuesCOO));
+    SetArrayHooks(A, true);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode UninstallCOO(Mat A, bool mpi)
+{
+  TypeData *d = Data(A);
+
+  PetscFunctionBegin;
+  if (!d || !d->coo_saved[0]) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!mpi) {
+    PetscCall(SyncHostValues(A)); // the plain SeqAIJ left behind reads its host values
+    SetArrayHooks(A, false);
+  }
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", reinterpret_cast<PreallocFn>(d->coo_saved[0])));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", reinterpret_cast<SetValuesFn>(d->coo_saved[1])));
+  d->coo_saved[0] = d->coo_saved[1] = nullptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#else // without a CUDA PETSc there are no device values: the inherited COO operations serve
+
+PetscErrorCode SyncHostValues(Mat) { return PETSC_SUCCESS; }
+PetscErrorCode InstallCOO(Mat, bool) { return PETSC_SUCCESS; }
+PetscErrorCode UninstallCOO(Mat, bool) { return PETSC_SUCCESS; }
+
+#endif
+
+} // namespace gpumats
