@@ -11,7 +11,8 @@ namespace testmat {
 
 inline std::string describe(const gpumats::cmrs::Params &p)
 {
-  return "height=" + std::to_string(p.height) + " sort=" + std::to_string(p.sort_columns) + " pad=" + std::to_string(p.pad_multiple);
+  return "height=" + std::to_string(p.height) + " sort=" + std::to_string(p.sort_columns) + " pad=" + std::to_string(p.pad_multiple) +
+         " kernel=" + gpumats::cmrs::kernel_name(p.kernel) + (p.lanes ? " lanes=" + std::to_string(p.lanes) : std::string());
 }
 inline std::string describe(const gpumats::sellp::Params &p)
 {

@@ -241,6 +241,9 @@ void bad_input()
   expect_error("cmrs/height-0", [&] { cmrs::from_csr(A.view(), cmrs::Params{0, true, 1}); }, "1..16");
   expect_error("cmrs/height-17", [&] { cmrs::from_csr(A.view(), cmrs::Params{17, true, 1}); }, "1..16");
   expect_error("cmrs/pad-3", [&] { cmrs::from_csr(A.view(), cmrs::Params{8, true, 3}); }, "power of two");
+  expect_error("cmrs/kernel-out-of-range", [&] { cmrs::from_csr(A.view(), cmrs::Params{8, true, 1, cmrs::Kernel(7)}); }, "warp, shared, subwarp, segmented or auto");
+  expect_error("cmrs/lanes-12", [&] { cmrs::from_csr(A.view(), cmrs::Params{8, true, 1, cmrs::Kernel::kSubwarp, 12}); }, "8 or 16");
+  expect_error("cmrs/segmented-needs-row-order", [&] { cmrs::from_csr(A.view(), cmrs::Params{8, true, 1, cmrs::Kernel::kSegmented}); }, "row order");
   expect_error("sellp/b-0", [&] { sellp::from_csr(A.view(), sellp::Params{0, 1, 1}); }, "slice height");
   expect_error("sellp/b-3", [&] { sellp::from_csr(A.view(), sellp::Params{3, 1, 1}); }, "power of two");
   expect_error("sellp/t-64", [&] { sellp::from_csr(A.view(), sellp::Params{8, 64, 1}); }, "1..32");
@@ -667,6 +670,44 @@ void dictionary_values(const char *vname)
   expect_error(pre + "bad-mode", [] { sellp::check_params(sellp::Params{8, 1, 1, sellp::Index::k32, sellp::Values(7)}); }, "value form");
 }
 
+// The SpMV kernel is a parameter of the copy, not of its layout: every kernel's conversion stores
+// the arrays of the warp kernel's (segmented: those of row order), and from_csr records the kernel
+// with auto and lanes 0 resolved from the average strip length (resolve_kernel)
+void cmrs_kernels()
+{
+  for (const auto &m : testmat::edge_cases()) {
+    const auto  A  = m.A.view();
+    bool        ok = true;
+    std::string why;
+    for (int h : {1, 3, 8, 16})
+      for (int pad : {1, 32})
+        for (bool sort : {false, true})
+          for (int k = 0; k < cmrs::kKernels && ok; ++k)
+            for (int lanes : {0, 8, 16}) {
+              const cmrs::Kernel kernel = cmrs::Kernel(k);
+              if (kernel == cmrs::Kernel::kSegmented && sort) continue;
+              const auto W = cmrs::from_csr(A, cmrs::Params{h, sort, pad});
+              const auto M = cmrs::from_csr(A, cmrs::Params{h, sort, pad, kernel, lanes});
+              const auto R = cmrs::resolve_kernel(cmrs::Params{h, sort, pad, kernel, lanes}, A.nnz(), A.nrows);
+              if (M.strip_ptr != W.strip_ptr || M.col_ind != W.col_ind || !same_bits(M.val, W.val) || M.strip_nnz != W.strip_nnz)
+                ok = false, why = describe(M.params) + ": arrays differ from the warp kernel's";
+              else if (M.params.kernel != R.kernel || M.params.lanes != R.lanes || R.kernel == cmrs::Kernel::kAuto ||
+                       (R.kernel == cmrs::Kernel::kSubwarp && R.lanes != 8 && R.lanes != 16) || (lanes && R.lanes != lanes) ||
+                       (kernel != cmrs::Kernel::kAuto && R.kernel != kernel))
+                ok = false, why = describe(cmrs::Params{h, sort, pad, kernel, lanes}) + ": resolved to " + describe(M.params);
+            }
+    check::record(ok, "cmrs/kernel-keeps-layout/" + m.name, why);
+  }
+  // the choices of auto and lanes 0: a strip of at most 32 entries on average is short
+  const auto r1 = cmrs::resolve_kernel(cmrs::Params{8, true, 1, cmrs::Kernel::kAuto}, 32 * 100, 8 * 100);
+  const auto r2 = cmrs::resolve_kernel(cmrs::Params{8, true, 1, cmrs::Kernel::kAuto}, 33 * 100, 8 * 100);
+  const auto r3 = cmrs::resolve_kernel(cmrs::Params{8, true, 1, cmrs::Kernel::kSubwarp}, 33 * 100, 8 * 100);
+  const auto r4 = cmrs::resolve_kernel(cmrs::Params{8, true, 1, cmrs::Kernel::kSubwarp}, 0, 0);
+  check::record(r1.kernel == cmrs::Kernel::kSubwarp && r1.lanes == 8 && r2.kernel == cmrs::Kernel::kWarp && r3.kernel == cmrs::Kernel::kSubwarp &&
+                  r3.lanes == 16 && r4.lanes == 8,
+                "cmrs/kernel-auto-from-strip-length", describe(r1) + "; " + describe(r2) + "; " + describe(r3) + "; " + describe(r4));
+}
+
 } // namespace
 
 int main()
@@ -680,6 +721,7 @@ int main()
   dictionary_values<float>("float");
   bad_input();
   group_statistics();
+  cmrs_kernels();
   footprint_values();
   bellpack_model();
   return check::finish();

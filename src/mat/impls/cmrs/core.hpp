@@ -30,10 +30,35 @@ GPUMATS_HD inline std::uint32_t pack(std::uint32_t col, std::uint32_t row_in_str
 GPUMATS_HD inline std::uint32_t column_of(std::uint32_t w) { return w >> kRowBits; }
 GPUMATS_HD inline std::uint32_t row_in_strip_of(std::uint32_t w) { return w & kRowMask; }
 
+// The GPU SpMV kernel (cuda.cu); the host product and the transpose kernel ignore it. All read the
+// same arrays, so a values-only update or a download works alike for each.
+//   kWarp      a warp per strip; each lane adds into one of height register accumulators chosen
+//              by an unrolled compare (height predicated adds per entry), then a transposing
+//              warp-shuffle reduction
+//   kShared    the paper's kernel: a warp per strip; each lane adds into its own slot of a
+//              [row_in_strip][lane] shared-memory buffer (one shared load and store per entry, no
+//              compare chain, no bank conflicts), then the rows are summed over the 32 lanes
+//   kSubwarp   kShared with `lanes` (8 or 16) lanes per strip, 32/lanes strips per warp: for short
+//              strips, where a whole warp would leave most lanes idle
+//   kSegmented entries in row order (sort_columns false): every warp step of 32 entries is
+//              summed by a segmented scan over the runs of equal row_in_strip, and each run's sum
+//              added once into the row's total
+//   kAuto      chosen per matrix by resolve_kernel from the average strip length
+enum class Kernel : int { kWarp = 0, kShared, kSubwarp, kSegmented, kAuto };
+constexpr int kKernels = 5;
+inline const char *kernel_name(Kernel k)
+{
+  static const char *const names[kKernels] = {"warp", "shared", "subwarp", "segmented", "auto"};
+  const int                i               = int(k);
+  return i >= 0 && i < kKernels ? names[i] : "invalid";
+}
+
 struct Params {
-  int  height       = 8;    // rows per strip, 1..16
-  bool sort_columns = true; // order each strip's entries by column (row as tie-break)
-  int  pad_multiple = 1;    // pad each strip to a multiple of this many entries (32: the modified layout)
+  int    height       = 8;            // rows per strip, 1..16
+  bool   sort_columns = true;         // order each strip's entries by column (row as tie-break)
+  int    pad_multiple = 1;            // pad each strip to a multiple of this many entries (32: the modified layout)
+  Kernel kernel       = Kernel::kWarp; // the GPU SpMV kernel
+  int    lanes        = 0;            // kSubwarp: lanes per strip, 8 or 16; 0: from the average strip length
 };
 
 inline void check_params(const Params &p)
@@ -42,6 +67,29 @@ inline void check_params(const Params &p)
     throw FormatError("CMRS: strip height " + std::to_string(p.height) + " is out of range; it must be 1..16 (4 bits of row_in_strip)");
   if (p.pad_multiple < 1 || p.pad_multiple > 1024 || (p.pad_multiple & (p.pad_multiple - 1)))
     throw FormatError("CMRS: pad multiple " + std::to_string(p.pad_multiple) + " must be a power of two in 1..1024");
+  if (int(p.kernel) < 0 || int(p.kernel) >= kKernels)
+    throw FormatError("CMRS: SpMV kernel " + std::to_string(int(p.kernel)) + " is out of range; it must be warp, shared, subwarp, segmented or auto");
+  if (p.lanes != 0 && p.lanes != 8 && p.lanes != 16)
+    throw FormatError("CMRS: " + std::to_string(p.lanes) + " lanes per strip is out of range; the subwarp kernel takes 8 or 16 (0: from the average strip length)");
+  if (p.kernel == Kernel::kSegmented && p.sort_columns)
+    throw FormatError("CMRS: the segmented kernel sums each row's run of entries, so it needs the entries of each strip in row order (sort_columns false)");
+}
+
+// Strips of at most this many entries on average (one warp step) go to the subwarp kernel with
+// kAuto, and get 8 lanes each with lanes 0 (16 above). Not measured yet: placeholders until the
+// kernel comparison on the H200 (examples/cmrs_variants.sh) sets them.
+constexpr double kShortStrip = 32;
+
+// The parameters with kAuto and lanes 0 replaced by what they choose for a block of nrows rows and
+// nnz entries, from the average strip length nnz / strips. The host conversion and the device
+// build both call it, so a copy's params say which kernel runs.
+inline Params resolve_kernel(Params p, std::int64_t nnz, std::int64_t nrows)
+{
+  const std::int64_t strips = p.height > 0 ? (nrows + p.height - 1) / p.height : 0;
+  const double       mean   = strips > 0 ? double(nnz) / double(strips) : 0;
+  if (p.kernel == Kernel::kAuto) p.kernel = mean <= kShortStrip ? Kernel::kSubwarp : Kernel::kWarp;
+  if (p.kernel == Kernel::kSubwarp && p.lanes == 0) p.lanes = mean <= kShortStrip ? 8 : 16;
+  return p;
 }
 
 template <class V>
@@ -80,7 +128,7 @@ Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
     throw FormatError("CMRS: " + std::to_string(A.ncols) + " columns in a local block exceed the 28-bit packed column index (at most " +
                       std::to_string(kMaxCols) + "); use more MPI ranks, or the sellp or bellpack type");
   Matrix<V> M;
-  M.params             = p;
+  M.params             = resolve_kernel(p, A.nnz(), A.nrows);
   M.nrows              = A.nrows;
   M.ncols              = A.ncols;
   M.nnz                = A.nnz();
