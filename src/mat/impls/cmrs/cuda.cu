@@ -9,6 +9,24 @@
 // the entries, so the modified layout here is: height 16 with each strip padded to a multiple of
 // 32 entries, which makes every warp load aligned and complete.
 //
+// Params::kernel picks the product kernel; the arrays are the same for all of them:
+//   warp       the kernel above (spmv_kernel)
+//   shared     the paper's accumulation (shared_kernel with G = 32): each lane owns one column of a
+//              per-warp [row_in_strip][lane] shared-memory buffer and adds every product into the
+//              slot of its row, one shared load and store per entry whatever the height; lane l only
+//              ever touches column l (bank l for 4-byte values; for 8-byte values each half-warp
+//              spans the 32 banks once), so there are neither bank conflicts nor a need for
+//              __syncwarp. At the end each lane reads its column back into registers and the same
+//              transposing shuffle reduction as warp's sums the rows over the lanes.
+//   subwarp    shared_kernel with G = 8 or 16 lanes per strip and 32/G strips per warp: the
+//              reduction runs over the G lanes of a strip (xor shuffles below G stay in the group)
+//   segmented  entries in row order (sort_columns false): each warp step of 32 consecutive entries
+//              is summed by a segmented inclusive scan over the runs of equal row_in_strip (5
+//              shuffles, segment starts from one ballot), and the last lane of each run adds the
+//              run's sum into the row's total in shared memory. In row order every row ends at
+//              most once per step, so these adds never collide; the totals are written by lanes
+//              0..height-1 at the end, rows without entries included (as alpha*0 + beta*in).
+//
 // Transpose (the implicit MatMultTranspose): the same warp per strip and the same coalesced walk
 // of the strip's words; each entry adds alpha*v*x[row] into out[column] with atomicAdd, after the
 // prologue has set out = beta*in. No accumulators and no reduction: rows become scattered outputs.
@@ -62,6 +80,126 @@ __global__ __launch_bounds__(kBlock) void spmv_kernel(std::int64_t nstrips, std:
   }
 }
 
+// Sums LEN values per lane over each aligned group of 2*OFF lanes (OFF a power of two) with
+// transposing steps while LEN > 1, then plain xor steps: LEN/2 + LEN/4 + ... shuffles in place of
+// LEN*log2(2*OFF). Afterwards, with G = 2*OFF and g the lane's index in its group, v[0..R) hold
+// complete sums, R = max(1, LEN/G): lanes with g % S == 0, S = max(1, G/LEN), hold values
+// (g/S)*R .. (g/S)*R + R-1 (with G = 32 and LEN <= 32, cuda::TransposeReduce's result).
+template <int LEN, int OFF>
+struct GroupReduce {
+  template <class V>
+  static __device__ __forceinline__ void run(V *v, int lane)
+  {
+    if constexpr (OFF > 0) {
+      if constexpr (LEN > 1) {
+        constexpr int half  = LEN / 2;
+        const bool    upper = lane & OFF;
+#pragma unroll
+        for (int i = 0; i < half; ++i) {
+          const V send = upper ? v[i] : v[i + half];
+          const V keep = upper ? v[i + half] : v[i];
+          v[i]         = keep + __shfl_xor_sync(0xffffffffu, send, OFF);
+        }
+        GroupReduce<half, OFF / 2>::run(v, lane);
+      } else {
+        v[0] += __shfl_xor_sync(0xffffffffu, v[0], OFF);
+        GroupReduce<1, OFF / 2>::run(v, lane);
+      }
+    }
+  }
+};
+
+// shared and subwarp: G lanes per strip (8, 16 or 32), L = the height rounded up to a power of two
+// (the buffer's rows), height itself at run time. Strip s = warp * (32/G) + lane / G.
+template <class V, int L, int G, LoadPolicy P>
+__global__ __launch_bounds__(kBlock) void shared_kernel(std::int64_t nstrips, std::int64_t nrows, int height, const std::int32_t *__restrict__ strip_ptr,
+                                                        const std::uint32_t *__restrict__ col, const V *__restrict__ val, const V *__restrict__ x,
+                                                        Epilogue<V> ep)
+{
+  static_assert(G == 8 || G == 16 || G == cuda::kWarp, "8, 16 or 32 lanes per strip");
+  static_assert(L >= 1 && L <= kMaxHeight && (L & (L - 1)) == 0, "L: the height rounded up to a power of two");
+  constexpr int      kStrips = cuda::kWarp / G;                       // strips per warp
+  constexpr int      R       = L >= G ? L / G : 1, S = G >= L ? G / L : 1; // GroupReduce's layout
+  __shared__ V       buf[kBlock / cuda::kWarp][L][cuda::kWarp];
+  const int          lane  = threadIdx.x % cuda::kWarp, g = lane % G;
+  const std::int64_t first = (std::int64_t(blockIdx.x) * kBlock + threadIdx.x) / cuda::kWarp * kStrips;
+  if (first >= nstrips) return; // warp-uniform: the whole warp leaves together
+  const std::int64_t s = first + lane / G;
+
+  V *mine = &buf[threadIdx.x / cuda::kWarp][0][lane]; // this lane's column: mine[r * 32] for row r
+#pragma unroll
+  for (int k = 0; k < L; ++k) mine[k * cuda::kWarp] = V(0);
+  if (s < nstrips) { // a warp's last groups may have no strip: they still take part in the shuffles
+    const std::int32_t j1 = strip_ptr[s + 1];
+    for (std::int32_t j = strip_ptr[s] + g; j < j1; j += G) {
+      const std::uint32_t w = cuda::load_matrix<P>(col + j);
+      const V             a = cuda::load_matrix<P>(val + j);
+      if (w != kPadWord) mine[row_in_strip_of(w) * cuda::kWarp] += a * cuda::load_x(x, column_of(w));
+    }
+  }
+  V acc[L];
+#pragma unroll
+  for (int k = 0; k < L; ++k) acc[k] = mine[k * cuda::kWarp];
+  GroupReduce<L, G / 2>::run(acc, lane);
+  if (s < nstrips && g % S == 0) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const int          r   = (g / S) * R + i;
+      const std::int64_t row = s * height + r;
+      if (r < height && row < nrows) ep.apply(row, acc[i]);
+    }
+  }
+}
+
+// segmented: a warp per strip whose entries are in row order.
+template <class V, LoadPolicy P>
+__global__ __launch_bounds__(kBlock) void segmented_kernel(std::int64_t nstrips, std::int64_t nrows, int height, const std::int32_t *__restrict__ strip_ptr,
+                                                           const std::uint32_t *__restrict__ col, const V *__restrict__ val, const V *__restrict__ x,
+                                                           Epilogue<V> ep)
+{
+  constexpr unsigned kAll = 0xffffffffu;
+  constexpr int      kNone = kMaxHeight; // the row key of padding and of lanes past the strip's end: no row
+  __shared__ V       total[kBlock / cuda::kWarp][kMaxHeight];
+  const int          lane = threadIdx.x % cuda::kWarp;
+  const std::int64_t s    = (std::int64_t(blockIdx.x) * kBlock + threadIdx.x) / cuda::kWarp;
+  if (s >= nstrips) return; // warp-uniform
+
+  V *sum = total[threadIdx.x / cuda::kWarp];
+  if (lane < kMaxHeight) sum[lane] = V(0);
+  __syncwarp();
+  const std::int32_t j1 = strip_ptr[s + 1];
+  for (std::int32_t base = strip_ptr[s]; base < j1; base += cuda::kWarp) { // warp-uniform trip count
+    const std::int32_t j   = base + lane;
+    int                key = kNone;
+    V                  v   = V(0);
+    if (j < j1) {
+      const std::uint32_t w = cuda::load_matrix<P>(col + j);
+      const V             a = cuda::load_matrix<P>(val + j);
+      if (w != kPadWord) {
+        key = int(row_in_strip_of(w));
+        v   = a * cuda::load_x(x, column_of(w));
+      }
+    }
+    // runs of equal keys: a run starts where the key differs from the previous lane's
+    const int      prev   = __shfl_up_sync(kAll, key, 1);
+    const unsigned starts = __ballot_sync(kAll, lane == 0 || prev != key);
+    const int      start  = 31 - __clz(int(starts & (kAll >> (31 - lane)))); // where this lane's run starts
+#pragma unroll
+    for (int d = 1; d < cuda::kWarp; d *= 2) {
+      const V t = __shfl_up_sync(kAll, v, d);
+      if (lane - d >= start) v += t;
+    }
+    // the last lane of each run holds its sum; in row order no two runs of a step share a row
+    const bool last = (((starts >> 1) | 0x80000000u) >> lane) & 1u;
+    if (last && key != kNone) sum[key] += v;
+    __syncwarp();
+  }
+  if (lane < height) {
+    const std::int64_t row = s * height + lane;
+    if (row < nrows) ep.apply(row, sum[lane]);
+  }
+}
+
 template <class V, LoadPolicy P>
 __global__ __launch_bounds__(kBlock) void spmv_transpose_kernel(std::int64_t nstrips, int height, const std::int32_t *__restrict__ strip_ptr,
                                                                 const std::uint32_t *__restrict__ col, const V *__restrict__ val, const V *__restrict__ x,
@@ -98,18 +236,69 @@ void dispatch(int h, std::integer_sequence<int, Hs...>, LoadPolicy p, std::int64
   ((h == Hs + 1 ? launch<V, Hs + 1>(p, nstrips, nrows, sp, col, val, x, ep, stream) : void()), ...);
 }
 
+// shared and subwarp: one instantiation per (buffer rows L, lanes per strip G, load policy)
+template <class V, int L, int G>
+void launch_shared(LoadPolicy p, std::int64_t nstrips, std::int64_t nrows, int height, const std::int32_t *sp, const std::uint32_t *col, const V *val,
+                   const V *x, const Epilogue<V> &ep, cudaStream_t stream)
+{
+  constexpr int      per_block = kBlock / G; // strips per block
+  const std::int64_t blocks    = (nstrips + per_block - 1) / per_block;
+  if (p == LoadPolicy::kStream)
+    shared_kernel<V, L, G, LoadPolicy::kStream><<<unsigned(blocks), kBlock, 0, stream>>>(nstrips, nrows, height, sp, col, val, x, ep);
+  else shared_kernel<V, L, G, LoadPolicy::kDefault><<<unsigned(blocks), kBlock, 0, stream>>>(nstrips, nrows, height, sp, col, val, x, ep);
+  cuda::check_launch(G == cuda::kWarp ? "CMRS SpMV kernel (shared)" : "CMRS SpMV kernel (subwarp)");
+}
+
+template <class V, int G>
+void dispatch_shared(LoadPolicy p, std::int64_t nstrips, std::int64_t nrows, int height, const std::int32_t *sp, const std::uint32_t *col, const V *val,
+                     const V *x, const Epilogue<V> &ep, cudaStream_t stream)
+{
+  if (height <= 1) launch_shared<V, 1, G>(p, nstrips, nrows, height, sp, col, val, x, ep, stream);
+  else if (height <= 2) launch_shared<V, 2, G>(p, nstrips, nrows, height, sp, col, val, x, ep, stream);
+  else if (height <= 4) launch_shared<V, 4, G>(p, nstrips, nrows, height, sp, col, val, x, ep, stream);
+  else if (height <= 8) launch_shared<V, 8, G>(p, nstrips, nrows, height, sp, col, val, x, ep, stream);
+  else launch_shared<V, 16, G>(p, nstrips, nrows, height, sp, col, val, x, ep, stream);
+}
+
+template <class V>
+void launch_segmented(LoadPolicy p, std::int64_t nstrips, std::int64_t nrows, int height, const std::int32_t *sp, const std::uint32_t *col, const V *val,
+                      const V *x, const Epilogue<V> &ep, cudaStream_t stream)
+{
+  const std::int64_t blocks = (nstrips * cuda::kWarp + kBlock - 1) / kBlock;
+  if (p == LoadPolicy::kStream) segmented_kernel<V, LoadPolicy::kStream><<<unsigned(blocks), kBlock, 0, stream>>>(nstrips, nrows, height, sp, col, val, x, ep);
+  else segmented_kernel<V, LoadPolicy::kDefault><<<unsigned(blocks), kBlock, 0, stream>>>(nstrips, nrows, height, sp, col, val, x, ep);
+  cuda::check_launch("CMRS SpMV kernel (segmented)");
+}
+
 template <class V>
 class DeviceMatrix final : public cuda::Operator<V> {
 public:
-  Params                    params;
+  Params                    params; // kernel and lanes resolved (resolve_kernel)
   std::int64_t              nrows = 0, ncols = 0, nnz = 0, nstrips = 0;
   Buffer                    strip_ptr, col, val;
 
   void spmv(const V *x, const Epilogue<V> &ep, void *stream) const override
   {
     if (!nrows) return;
-    dispatch<V>(params.height, std::make_integer_sequence<int, kMaxHeight>{}, this->load_policy, nstrips, nrows, strip_ptr.as<std::int32_t>(),
-                col.as<std::uint32_t>(), val.as<V>(), x, ep, static_cast<cudaStream_t>(stream));
+    const auto  st = static_cast<cudaStream_t>(stream);
+    const auto *sp = strip_ptr.as<std::int32_t>();
+    const auto *c  = col.as<std::uint32_t>();
+    const V    *v  = val.as<V>();
+    const int   h  = params.height;
+    switch (params.kernel) {
+    case Kernel::kShared:
+      dispatch_shared<V, cuda::kWarp>(this->load_policy, nstrips, nrows, h, sp, c, v, x, ep, st);
+      break;
+    case Kernel::kSubwarp:
+      if (params.lanes == 8) dispatch_shared<V, 8>(this->load_policy, nstrips, nrows, h, sp, c, v, x, ep, st);
+      else dispatch_shared<V, 16>(this->load_policy, nstrips, nrows, h, sp, c, v, x, ep, st);
+      break;
+    case Kernel::kSegmented:
+      launch_segmented<V>(this->load_policy, nstrips, nrows, h, sp, c, v, x, ep, st);
+      break;
+    default: // kWarp (kAuto never reaches a copy: resolve_kernel replaced it)
+      dispatch<V>(h, std::make_integer_sequence<int, kMaxHeight>{}, this->load_policy, nstrips, nrows, sp, c, v, x, ep, st);
+    }
   }
   void spmv_transpose(const V *x, const Epilogue<V> &ep, void *stream) const override
   {
@@ -176,8 +365,9 @@ unsigned blocks_for(std::int64_t n) { return unsigned((n + 255) / 256); }
 template <class V>
 std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
 {
+  check_params(M.params); // the segmented kernel's row order, for a Matrix not made by from_csr
   auto D       = std::make_unique<DeviceMatrix<V>>();
-  D->params    = M.params;
+  D->params    = resolve_kernel(M.params, M.nnz, M.nrows); // as from_csr left them
   D->nrows     = M.nrows;
   D->ncols     = M.ncols;
   D->nnz       = M.nnz;
@@ -202,7 +392,7 @@ std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &
   void *const        stream = A.stream();
   const auto         st     = static_cast<cudaStream_t>(stream);
   const std::int64_t n = A.nrows(), h = p.height, ns = (n + h - 1) / h, pad = p.pad_multiple, nnz = A.nnz();
-  D->params  = p;
+  D->params  = resolve_kernel(p, nnz, n);
   D->nrows   = n;
   D->ncols   = A.ncols();
   D->nnz     = nnz;
