@@ -137,6 +137,17 @@ if ! skipped petsc; then
   for opt in "${glue_opts[@]}"; do
     with_option "1 2" "$opt"
   done
+  # CMRS's product kernels (the GPU's; on the host, segmented's row order), through the CMRS types only
+  cmrs_types=$(for t in $TYPES; do case $t in cmrs*) printf '%s,' "$t" ;; esac; done)
+  if [ -n "$cmrs_types" ]; then
+    for opt in "-mat_cmrs_spmv shared" "-mat_cmrs_spmv subwarp" "-mat_cmrs_spmv segmented" "-mat_cmrs_spmv auto -mat_cmrs_height 4"; do
+      for np in 1 2; do
+        for prog in test_mult test_update; do
+          run_checks "$prog $opt np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "${cmrs_types%,}" -ref "$REF" -dir "$TMP" $opt
+        done
+      done
+    done
+  fi
   # MatSetValuesCOO with the values in device memory (a VECCUDA's array): the GPU types take them
   # on the GPU (through their aijcusparse shadow, seq.cxx) and bring the host CSR up to date only
   # when the host reads it; test_coo then also compares the host values (MatConvert to AIJ)
@@ -395,6 +406,13 @@ if ! skipped options; then
     expect_output "mat-view-info/$t" "$info" "${EX2[@]}" -mat_type "$t" $good -mat_view ::ascii_info
     expect_output "help-lists-options/$t" "$opts" "${EX2[@]}" -mat_type "$t" -help
     expect_output "reorder-view/$t" "in RCM order" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder rcm -mat_view ::ascii_info
+    if [ "$base" = cmrs ]; then # the SpMV kernel in -mat_view; segmented takes row order; auto on strips of 4 rows of ex2's 5-point Laplacian (under 32 entries): subwarp, 8 lanes
+      expect_output "spmv-view/$t shared" "CMRS.*entries sorted by column.*GPU kernel shared" "${EX2[@]}" -mat_type "$t" -mat_cmrs_spmv shared -mat_view ::ascii_info
+      expect_output "spmv-view/$t segmented" "CMRS.*entries in row order.*GPU kernel segmented" "${EX2[@]}" -mat_type "$t" -mat_cmrs_spmv segmented -mat_view ::ascii_info
+      expect_output "spmv-view/$t subwarp" "CMRS.*GPU kernel subwarp (16 lanes per strip)" "${EX2[@]}" -mat_type "$t" -mat_cmrs_spmv subwarp -mat_cmrs_lanes 16 -mat_view ::ascii_info
+      expect_output "spmv-view/$t auto" "CMRS.*strip height 4.*GPU kernel subwarp (8 lanes per strip)" "${EX2[@]}" -mat_type "$t" -mat_cmrs_spmv auto -mat_cmrs_height 4 -mat_view ::ascii_info
+      expect_output "help-lists-spmv/$t" "mat_cmrs_spmv" "${EX2[@]}" -mat_type "$t" -help
+    fi
     if [ "$base" = sellp ]; then # ex2's 5-point Laplacian holds two values (4 and -1): a dictionary of 1-byte codes
       expect_output "values-view/$t" "1-byte codes into a dictionary of 2 values" "${EX2[@]}" -mat_type "$t" -mat_sellp_values dictionary -mat_view ::ascii_info
       expect_output "values-auto-view/$t" "1-byte codes into a dictionary" "${EX2[@]}" -mat_type "$t" -mat_sellp_values auto -mat_view ::ascii_info
@@ -458,6 +476,10 @@ if ! skipped options; then
   bad cmrs "-mat_cmrs_height" -mat_cmrs_height 17
   bad cmrs "-mat_cmrs_kernel modified" -mat_cmrs_kernel modified -mat_cmrs_height 8
   bad cmrs "mat_cmrs_kernel" -mat_cmrs_kernel fast
+  bad cmrs "mat_cmrs_spmv.*warp.*shared.*subwarp.*segmented.*auto" -mat_cmrs_spmv bogus
+  bad cmrs "-mat_cmrs_spmv segmented.*row order" -mat_cmrs_spmv segmented -mat_cmrs_sort true
+  bad cmrs "-mat_cmrs_lanes 12 is out of range" -mat_cmrs_spmv subwarp -mat_cmrs_lanes 12
+  bad cmrs "-mat_cmrs_lanes sets the lanes per strip of -mat_cmrs_spmv subwarp" -mat_cmrs_lanes 8
   bad sellp "-mat_sellp_slice_height" -mat_sellp_slice_height 3
   bad sellp "-mat_sellp_slice_height" -mat_sellp_slice_height 2048
   bad sellp "-mat_sellp_threads_per_row" -mat_sellp_threads_per_row 64

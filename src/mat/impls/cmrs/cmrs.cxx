@@ -13,34 +13,59 @@ namespace {
 
 struct CmrsTraits {
   // the core parameters with 0 for "chosen per matrix": height 0 picks the strip height, and
-  // pad_multiple 0 the basic or the modified layout (see resolve)
+  // pad_multiple 0 the basic or the modified layout (see resolve); the SpMV kernel as set, auto
+  // resolved per matrix by cmrs::resolve_kernel
   struct Params {
     cmrs::Params core{0, true, 0};
+    bool         sort_given = false; // -mat_cmrs_sort was given; else the kernel decides (row order for segmented)
   };
   using Matrix = cmrs::Matrix<Scalar>;
 
   static PetscErrorCode options(OptionItems PetscOptionsObject, MPI_Comm comm, Params &p, PetscBool *changed)
   {
     const char *kernels[] = {"auto", "basic", "modified"};
-    PetscInt    h = p.core.height, k = p.core.pad_multiple == 0 ? 0 : (p.core.pad_multiple > 1 ? 2 : 1);
-    PetscBool   sort = p.core.sort_columns ? PETSC_TRUE : PETSC_FALSE, set_h, set_s, set_k;
+    const char *spmvs[cmrs::kKernels];
+    for (int i = 0; i < cmrs::kKernels; ++i) spmvs[i] = cmrs::kernel_name(cmrs::Kernel(i));
+    PetscInt  h = p.core.height, k = p.core.pad_multiple == 0 ? 0 : (p.core.pad_multiple > 1 ? 2 : 1), spmv = PetscInt(p.core.kernel), lanes = p.core.lanes;
+    PetscBool sort = p.core.sort_columns ? PETSC_TRUE : PETSC_FALSE, set_h, set_s, set_k, set_spmv, set_lanes;
 
     PetscFunctionBegin;
     PetscCall(PetscOptionsInt("-mat_cmrs_height", "Rows per CMRS strip, 1-16 (0: chosen per matrix)", "MATCMRS", h, &h, &set_h));
-    PetscCall(PetscOptionsBool("-mat_cmrs_sort", "Order the entries of each strip by column", "MATCMRS", sort, &sort, &set_s));
+    PetscCall(PetscOptionsBool("-mat_cmrs_sort", "Order the entries of each strip by column (default: true, false with -mat_cmrs_spmv segmented)", "MATCMRS", sort, &sort, &set_s));
     PetscCall(PetscOptionsEList("-mat_cmrs_kernel", "CMRS layout: auto (chosen per matrix), basic, or modified (strips of 16 rows padded to multiples of 32 entries)",
                                 "MATCMRS", kernels, 3, kernels[k], &k, &set_k));
+    PetscCall(PetscOptionsEList("-mat_cmrs_spmv",
+                                "CMRS SpMV kernel on the GPU: warp (a warp per strip, register accumulators), shared (a warp per strip, per-lane shared-memory "
+                                "accumulators, as in the paper), subwarp (8 or 16 lanes per strip), segmented (entries in row order, summed by a segmented "
+                                "warp scan), auto (subwarp for short strips, else warp)",
+                                "MATCMRS", spmvs, cmrs::kKernels, spmvs[spmv], &spmv, &set_spmv));
+    PetscCall(PetscOptionsInt("-mat_cmrs_lanes", "Lanes per strip of -mat_cmrs_spmv subwarp: 8 or 16 (0: chosen from the average strip length)", "MATCMRS", lanes, &lanes,
+                              &set_lanes));
     PetscCheck(h >= 0 && h <= cmrs::kMaxHeight, comm, PETSC_ERR_ARG_OUTOFRANGE,
                "-mat_cmrs_height %" PetscInt_FMT " is out of range: a strip holds 1 to 16 rows (the row within the strip is packed into 4 bits); 0 chooses per matrix", h);
     PetscCheck(!(k == 2 && h != 0 && h != cmrs::kMaxHeight), comm, PETSC_ERR_ARG_INCOMP,
                "-mat_cmrs_kernel modified works on strips of 16 rows; drop -mat_cmrs_height %" PetscInt_FMT " or use -mat_cmrs_kernel basic", h);
-    (void)set_h, (void)set_s, (void)set_k;
+    PetscCheck(lanes == 0 || lanes == 8 || lanes == 16, comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "-mat_cmrs_lanes %" PetscInt_FMT " is out of range: the subwarp kernel gives each strip 8 or 16 lanes; 0 chooses from the average strip length", lanes);
+    const cmrs::Kernel kernel = cmrs::Kernel(spmv);
+    PetscCheck(!(set_lanes && lanes != 0 && kernel != cmrs::Kernel::kSubwarp && kernel != cmrs::Kernel::kAuto), comm, PETSC_ERR_ARG_INCOMP,
+               "-mat_cmrs_lanes sets the lanes per strip of -mat_cmrs_spmv subwarp (or auto), not of -mat_cmrs_spmv %s", spmvs[spmv]);
+    const bool sort_given = set_s || p.sort_given;
+    PetscCheck(!(kernel == cmrs::Kernel::kSegmented && sort_given && sort), comm, PETSC_ERR_ARG_INCOMP,
+               "-mat_cmrs_spmv segmented sums each row's run of entries and needs the entries of a strip in row order; drop -mat_cmrs_sort or set it to false");
+    (void)set_h, (void)set_k, (void)set_spmv;
     Params q;
     q.core.height       = k == 2 ? cmrs::kMaxHeight : int(h);
-    q.core.sort_columns = sort;
+    q.core.sort_columns = sort_given ? bool(sort) : kernel != cmrs::Kernel::kSegmented;
     q.core.pad_multiple = k == 0 ? 0 : (k == 2 ? kModifiedPad : 1);
-    *changed = (q.core.height != p.core.height || q.core.sort_columns != p.core.sort_columns || q.core.pad_multiple != p.core.pad_multiple) ? PETSC_TRUE : PETSC_FALSE;
-    p        = q;
+    q.core.kernel       = kernel;
+    q.core.lanes        = int(lanes);
+    q.sort_given        = sort_given;
+    *changed = (q.core.height != p.core.height || q.core.sort_columns != p.core.sort_columns || q.core.pad_multiple != p.core.pad_multiple ||
+                q.core.kernel != p.core.kernel || q.core.lanes != p.core.lanes)
+                 ? PETSC_TRUE
+                 : PETSC_FALSE;
+    p = q;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   static constexpr int kModifiedPad = 32; // the modified layout: strips padded to a warp's worth of entries
@@ -60,6 +85,7 @@ struct CmrsTraits {
     const double mu = A.nrows() ? double(A.nnz()) / double(A.nrows()) : 0;
     if (!q.core.pad_multiple) q.core.pad_multiple = 1;
     if (!q.core.height) q.core.height = mu > 0 ? int(std::min<double>(cmrs::kMaxHeight, std::max(1.0, std::round(kHeightScale / std::sqrt(mu))))) : 1;
+    q.core = cmrs::resolve_kernel(q.core, A.nnz(), A.nrows()); // what the conversion will resolve: shown by -mat_view
     return q;
   }
   static constexpr double kHeightScale = 16.0; // best height = 16 / sqrt(mu) on the H200 (see above)
@@ -79,14 +105,22 @@ struct CmrsTraits {
     const std::int64_t stored = p.core.pad_multiple > 1 ? A.groups(h, 1, p.core.pad_multiple).padded_entries : A.nnz();
     return double(stored) * (sizeof(Scalar) + 4) + 4.0 * double(strips + 1);
   }
-  // a warp walks its strip in steps of 32 entries
-  static double critical_steps(const Params &p, const BlockSource &A) { return double((A.groups(p.core.height).longest_group + 31) / 32); }
+  // a warp walks its strip in steps of 32 entries (the subwarp kernel: its lanes, in steps of as many)
+  static double critical_steps(const Params &p, const BlockSource &A)
+  {
+    const std::int64_t g = p.core.kernel == cmrs::Kernel::kSubwarp && p.core.lanes ? p.core.lanes : 32;
+    return double((A.groups(p.core.height).longest_group + g - 1) / g);
+  }
   static std::string describe(const Params &p)
   {
     return "strip height " + (p.core.height ? std::to_string(p.core.height) : std::string("auto")) +
            (p.core.sort_columns ? ", entries sorted by column" : ", entries in row order") +
            (p.core.pad_multiple > 1 ? ", modified layout (strips padded to " + std::to_string(p.core.pad_multiple) + " entries)"
-                                    : (p.core.pad_multiple == 1 ? ", basic layout (no padding)" : ", layout auto"));
+                                    : (p.core.pad_multiple == 1 ? ", basic layout (no padding)" : ", layout auto")) +
+           ", GPU kernel " + cmrs::kernel_name(p.core.kernel) +
+           (p.core.kernel == cmrs::Kernel::kSubwarp || p.core.kernel == cmrs::Kernel::kAuto
+              ? (p.core.lanes ? " (" + std::to_string(p.core.lanes) + " lanes per strip)" : std::string(" (lanes per strip auto)"))
+              : std::string());
   }
 };
 
