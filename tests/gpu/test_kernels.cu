@@ -12,7 +12,9 @@
 //   - every device copy's footprint (what -mat_view prints, stored at build) counts exactly the
 //     device memory the copy holds, bytes(), but for the padding stated at each check;
 //   - SpMV of the device copy matches the long-double CSR reference within the rounding bound for
-//     y = A x (y prefilled with NaN), y = a A x + b y in place, and z = y + A x;
+//     y = A x (y prefilled with NaN), y = a A x + b y in place, and z = y + A x; for CMRS with
+//     every product kernel (warp, shared, subwarp with 8, 16 and chosen lanes, segmented in row
+//     order, auto) over the whole height/sort/padding sweep, each resolved alike on both sides;
 //   - the implicit transpose product of the device copy (spmv_transpose: atomics over the stored
 //     arrays) matches the long-double CSR reference of A^T for the same three epilogues, and the
 //     format's host reference (spmv_transpose of host.hpp) within twice that bound (both round,
@@ -199,6 +201,8 @@ bool cmrs_case(const Csr<V> &A, const cmrs::Params &p, std::string &why)
   const auto D    = cmrs::download(*conv);
   if (D.strip_ptr != H.strip_ptr || D.col_ind != H.col_ind || !bits_equal(D.val, H.val) || D.strip_nnz != H.strip_nnz)
     return why = "device conversion differs from host", false;
+  if (D.params.kernel != H.params.kernel || D.params.lanes != H.params.lanes)
+    return why = "device conversion resolved the kernel to " + describe(D.params) + ", the host to " + describe(H.params), false;
   // strip_ptr, col, val: exactly the footprint
   if (!check_bytes(*up, 0, "uploaded", why) || !check_bytes(*conv, 0, "converted", why)) return false;
   if (!check_spmv(*up, A, true, why)) return why = "uploaded: " + why, false;
@@ -206,6 +210,48 @@ bool cmrs_case(const Csr<V> &A, const cmrs::Params &p, std::string &why)
   const std::function<void(const V *, const Epilogue<V> &)> host_t = [&](const V *x, const Epilogue<V> &ep) { cmrs::spmv_transpose(H, x, ep); };
   if (!check_spmv_transpose(*up, A, host_t, true, why)) return why = "uploaded: " + why, false;
   return check_spmv_transpose(*conv, A, host_t, true, why);
+}
+
+// Every SpMV kernel over the layout of p (p.kernel replaced): the device conversion gives the host's
+// arrays and resolves the kernel as the host does, and the products of the converted copy and of
+// the uploaded host copy match the reference (padding never reads x). The transpose kernel is the
+// same for every kernel: checked once per layout by cmrs_case, and here on the segmented copies
+// (the one kernel with its own default order). The segmented kernel takes row order only.
+template <class V>
+bool cmrs_kernels_case(const Csr<V> &A, const cmrs::Params &p, std::string &why)
+{
+  struct Variant {
+    cmrs::Kernel kernel;
+    int          lanes;
+  };
+  for (const Variant &k : {Variant{cmrs::Kernel::kShared, 0}, Variant{cmrs::Kernel::kSubwarp, 8}, Variant{cmrs::Kernel::kSubwarp, 16},
+                           Variant{cmrs::Kernel::kSubwarp, 0}, Variant{cmrs::Kernel::kSegmented, 0}, Variant{cmrs::Kernel::kAuto, 0}}) {
+    if (k.kernel == cmrs::Kernel::kSegmented && p.sort_columns) continue;
+    if (quick && ((k.kernel == cmrs::Kernel::kSubwarp && k.lanes == 0) || k.kernel == cmrs::Kernel::kAuto)) continue; // the same kernels again
+    cmrs::Params q = p;
+    q.kernel       = k.kernel;
+    q.lanes        = k.lanes;
+    const auto H    = cmrs::from_csr(A.view(), q);
+    auto       conv = cmrs::build_on_device(A.view(), q);
+    const auto D    = cmrs::download(*conv);
+    const std::string what = describe(H.params) + ": ";
+    if (D.strip_ptr != H.strip_ptr || D.col_ind != H.col_ind || !bits_equal(D.val, H.val) || D.strip_nnz != H.strip_nnz)
+      return why = what + "device conversion differs from host", false;
+    if (D.params.kernel != H.params.kernel || D.params.lanes != H.params.lanes || H.params.kernel == cmrs::Kernel::kAuto ||
+        (H.params.kernel == cmrs::Kernel::kSubwarp && H.params.lanes != 8 && H.params.lanes != 16))
+      return why = what + "the device conversion resolved the kernel to " + describe(D.params), false;
+    if (!check_bytes(*conv, 0, "converted", why)) return why = what + why, false;
+    if (!check_spmv(*conv, A, true, why)) return why = what + why, false;
+    if (!quick) {
+      auto up = cmrs::to_device(H);
+      if (!check_spmv(*up, A, true, why)) return why = what + "uploaded: " + why, false;
+    }
+    if (k.kernel == cmrs::Kernel::kSegmented) {
+      const std::function<void(const V *, const Epilogue<V> &)> host_t = [&](const V *x, const Epilogue<V> &ep) { cmrs::spmv_transpose(H, x, ep); };
+      if (!check_spmv_transpose(*conv, A, host_t, true, why)) return why = what + why, false;
+    }
+  }
+  return true;
 }
 
 // The dictionary form of SELL-P (values as codes into a table): uploaded arrays come back as
@@ -372,10 +418,12 @@ bool index_form_case(const CsrView<V, I, I> &A, std::string &why)
     for (const std::int64_t m : {1, 2, 32})
       if (!(up.group_stats(g, m, m) == group_stats(A, g, m, m))) return why = "group_stats(" + std::to_string(g) + ", " + std::to_string(m) + ") differs", false;
   if (up.longest_row() != longest_row(A)) return why = "longest row differs", false;
-  for (const cmrs::Params &p : {cmrs::Params{5, true, 1}, cmrs::Params{16, true, 32}, cmrs::Params{3, false, 1}}) {
+  for (const cmrs::Params &p : {cmrs::Params{5, true, 1}, cmrs::Params{16, true, 32}, cmrs::Params{3, false, 1}, cmrs::Params{6, false, 1, cmrs::Kernel::kSegmented},
+                                cmrs::Params{4, true, 1, cmrs::Kernel::kAuto}}) {
     const auto H = cmrs::from_csr(A, p);
     const auto D = cmrs::download(*cmrs::build_on_device(up, p));
-    if (D.strip_ptr != H.strip_ptr || D.col_ind != H.col_ind || !bits_equal(D.val, H.val) || D.strip_nnz != H.strip_nnz)
+    if (D.strip_ptr != H.strip_ptr || D.col_ind != H.col_ind || !bits_equal(D.val, H.val) || D.strip_nnz != H.strip_nnz || D.params.kernel != H.params.kernel ||
+        D.params.lanes != H.params.lanes)
       return why = "CMRS " + describe(p) + ": device conversion differs from host", false;
   }
   for (const sellp::Params &p : {sellp::Params{8, 4, 1, sellp::Index::k32}, sellp::Params{4, 2, 16, sellp::Index::k16_if_possible}, sellp::Params{32, 1, 64, sellp::Index::k32}}) {
@@ -480,6 +528,10 @@ void run_all(const char *vname)
         if (R == 32 && (r == c || r == 1 || c == 8)) bq.push_back({r, c, R});
       }
   run<V, cmrs::Params>("cmrs", vname, mats, cp, cq, cmrs_case<V>);
+  // the other kernels: the full sweep on small matrices; on large ones (and under memcheck) the
+  // buffer heights 4, 8 and 16 (runtime heights 3, 8 and 16), both orders, both paddings
+  const std::vector<cmrs::Params> ck{{3, false, 1}, {8, true, 1}, {16, false, 32}, {16, true, 32}};
+  run<V, cmrs::Params>("cmrs-kernels", vname, mats, cp, ck, cmrs_kernels_case<V>);
   run<V, sellp::Params>("sellp", vname, mats, sp, sq, sellp_case<V>);
   run<V, bellpack::Params>("bellpack", vname, mats, bp, bq, bellpack_case<V>);
   run_csr<V>(vname, mats);
@@ -747,7 +799,9 @@ void values_update(const char *vname)
     std::string  why;
     bool         ok = true;
     try {
-      for (const cmrs::Params &p : {cmrs::Params{4, true, 1}, cmrs::Params{16, true, 32}, cmrs::Params{3, false, 1}})
+      for (const cmrs::Params &p : {cmrs::Params{4, true, 1}, cmrs::Params{16, true, 32}, cmrs::Params{3, false, 1}, cmrs::Params{5, true, 1, cmrs::Kernel::kShared},
+                                    cmrs::Params{16, true, 32, cmrs::Kernel::kSubwarp, 8}, cmrs::Params{7, false, 1, cmrs::Kernel::kSubwarp, 16},
+                                    cmrs::Params{3, false, 1, cmrs::Kernel::kSegmented}, cmrs::Params{16, false, 32, cmrs::Kernel::kSegmented}})
         ok = ok && device_refill(
                      A, [&](const auto &X) { return cmrs::build_on_device(X, p); }, [&](const auto &X) { return cmrs::from_csr(X, p).val; }, why);
       for (const sellp::Params &p : {sellp::Params{32, 1, 1, sellp::Index::k32}, sellp::Params{8, 4, 32, sellp::Index::k16_if_possible}})
