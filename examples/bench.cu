@@ -104,6 +104,7 @@
      build/bin/bench                                          (poisson7, n = 160)
      build/bin/bench -matrix block3 -csv h200.csv
      build/bin/bench -matrix powerlaw -types aijcusparse,cmrscuda -mat_cmrs_height 4
+     build/bin/bench -matrix poisson7 -n 160 -types aijcusparse,cmrscuda -mat_cmrs_spmv shared   (CMRS's product kernels: examples/cmrs_variants.sh)
      build/bin/bench -f matrix.mtx -reps 200 -csv h200.csv
      build/bin/bench -matrix poisson27 -types aijcusparse,cmrscuda,sellpcuda,bellpackcuda,autocuda -csv transpose.csv
      python3 examples/bench_report.py h200.csv --md h200.md --png h200.png
