@@ -129,10 +129,11 @@ if ! skipped petsc; then
   # split into the warp-per-row tail, and both; SELL-P's value dictionary (forced: the test
   # matrices' values are random, so they get 2-byte codes or, past 65536, plain values), with the
   # 16-bit column deltas where they fit (test_update changes values: the dictionary is rebuilt);
+  # copies built inside MatAssemblyEnd rather than at the first use after it (-mat_gpumats_build_at);
   # GPU types also with their copies converted on the host (-mat_gpumats_build host, the
   # reference path of the device builds)
   glue_opts=("-mat_gpumats_reorder rcm" "-mat_gpumats_long_rows 3" "-mat_gpumats_reorder rcm -mat_gpumats_long_rows 3"
-    "-mat_sellp_values dictionary -mat_sellp_index auto")
+    "-mat_sellp_values dictionary -mat_sellp_index auto" "-mat_gpumats_build_at assembly")
   case " $TYPES " in *cuda\ *) glue_opts+=("-mat_gpumats_build host") ;; esac
   for opt in "${glue_opts[@]}"; do
     with_option "1 2" "$opt"
@@ -425,6 +426,9 @@ if ! skipped options; then
     expect_output "values-update-view/$t rebuild np=2" "same-pattern changes: converted in full (-mat_gpumats_values_update rebuild); so far 4 full conversions" \
       "${MPIEXEC[@]}" -n 2 "${EX2[@]}" -mat_type "$t" -mat_gpumats_values_update rebuild -mat_view ::ascii_info
     expect_error "bad-option/$t -mat_gpumats_values_update" "mat_gpumats_values_update.*auto.*rebuild" "${EX2[@]}" -mat_type "$t" -mat_gpumats_values_update never
+    # when a copy is built (-mat_gpumats_build_at): in -help; a bad value names the choices
+    expect_output "help-lists-build-at/$t" "mat_gpumats_build_at" "${EX2[@]}" -mat_type "$t" -help
+    expect_error "bad-option/$t -mat_gpumats_build_at" "mat_gpumats_build_at.*use.*assembly" "${EX2[@]}" -mat_type "$t" -mat_gpumats_build_at never
     # where a GPU copy is converted (-mat_gpumats_build): in -help, in -mat_view, a bad value names the choices
     case $t in
       *cuda)

@@ -93,6 +93,35 @@ static PetscErrorCode CheckType_(Mat A, const char *mname, const char *type, Typ
     PetscCall(MatDestroy(&As));
   }
 
+  /* a copy is brought up to date at the first use after a final assembly (-mat_gpumats_build_at
+     use, the default): two assemblies and one product build each copy once; inside each
+     MatAssemblyEnd with -mat_gpumats_build_at assembly: twice */
+  {
+    PetscInt64  c0, v0, c1, v1, expected;
+    PetscMPIInt size;
+    char        when[16] = "use";
+    Vec         x, y;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)B), &size));
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_gpumats_build_at", when, sizeof(when), NULL));
+    PetscCall(MatSetFromOptions(B)); /* (MatConvert reads no options) */
+    PetscCall(MatCreateVecs(B, &x, &y));
+    PetscCall(VecSet(x, 1.0));
+    PetscCall(MatMult(B, x, y));
+    PetscCall(MatGpuMatsGetUpdateCounts(B, &c0, &v0));
+    for (int k = 0; k < 2; k++) {
+      PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+      PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+    }
+    PetscCall(MatMult(B, x, y));
+    PetscCall(MatGpuMatsGetUpdateCounts(B, &c1, &v1));
+    expected = (size > 1 ? 2 : 1) * (strcmp(when, "assembly") ? 1 : 2);
+    PetscCall(PetscSNPrintf(name, sizeof(name), "builds-per-assembly-%s/%s/%s", when, type, mname));
+    PetscCall(Check(PetscObjectComm((PetscObject)B), (c1 - c0) + (v1 - v0) == expected ? PETSC_TRUE : PETSC_FALSE, name,
+                    "the copies were not brought up to date as often as -mat_gpumats_build_at says"));
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&y));
+  }
+
   /* in place both ways */
   PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));
   PetscCall(MatConvert(D, type, MAT_INPLACE_MATRIX, &D));

@@ -143,10 +143,16 @@ const char *ValuesUpdateName(ValuesUpdate m)
   return names[int(m)];
 }
 
+const char *BuildAtName(BuildAt m)
+{
+  static const char *const names[] = {"use", "assembly"};
+  return names[int(m)];
+}
+
 PetscLogEvent values_event = 0;
 
-PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, TransposeMode *transpose, ValuesUpdate *values, OptionItems,
-                                 PetscBool *changed)
+PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, TransposeMode *transpose, ValuesUpdate *values, BuildAt *build_at,
+                                 OptionItems, PetscBool *changed)
 {
   PetscFunctionBegin;
   // -help lists these under the type's own heading and manual page (MATSELLPCUDA, ...)
@@ -167,6 +173,8 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   PetscInt    tm           = PetscInt(*transpose);
   const char *updates[]    = {ValuesUpdateName(ValuesUpdate::kAuto), ValuesUpdateName(ValuesUpdate::kRebuild)};
   PetscInt    vu           = PetscInt(*values);
+  const char *whens[]      = {BuildAtName(BuildAt::kUse), BuildAtName(BuildAt::kAssembly)};
+  PetscInt    ba           = PetscInt(*build_at);
   const char *builds[]     = {"device", "host"};
   PetscInt    bo           = op.build_on_host ? 1 : 0;
   PetscBool   set_b        = PETSC_FALSE;
@@ -188,6 +196,10 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
                               "A change that keeps the nonzero pattern (reassembly, MatScale, MatZeroRows with MAT_KEEP_NONZERO_PATTERN, ...): auto (refill the "
                               "format copy's values only, through a slot map made at the first such change) or rebuild (convert in full)",
                               man.c_str(), updates, 2, updates[vu], &vu, NULL));
+  PetscCall(PetscOptionsEList("-mat_gpumats_build_at",
+                              "When a final assembly brings the format copy up to date: use (at the first product, MatGetDiagonal or view after it, as "
+                              "aijcusparse copies at first use) or assembly (inside MatAssemblyEnd)",
+                              man.c_str(), whens, 2, whens[ba], &ba, NULL));
   if (device)
     PetscCall(PetscOptionsEList("-mat_gpumats_build",
                                 "Where the GPU copy is converted from the CSR: device (on the GPU, from one upload of the CSR) or host (on the host, then uploaded in "
@@ -196,6 +208,7 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   PetscOptionsEnd();
   *transpose = TransposeMode(tm);
   *values    = ValuesUpdate(vu);
+  *build_at  = BuildAt(ba);
   PetscCheck(K >= -1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_gpumats_long_rows %" PetscInt_FMT " is invalid: use a row length >= 1, 0 (never split rows) or -1 (chosen per matrix)", K);
   if (set_k && K != op.long_rows) {

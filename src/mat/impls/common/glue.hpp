@@ -424,6 +424,15 @@ enum class ValuesUpdate { kAuto = 0, kRebuild = 1 };
 // update an upload of the values, a gather and a synchronisation: too close to pay for slot maps.
 inline ValuesUpdate DefaultValuesUpdate(bool device) { return device ? ValuesUpdate::kRebuild : ValuesUpdate::kAuto; }
 const char *ValuesUpdateName(ValuesUpdate m); // "auto", "rebuild"
+// When a final assembly brings the format copies up to date (-mat_gpumats_build_at): at the first
+// use after it (a product, MatGetDiagonal, -mat_view), as aijcusparse copies to the GPU at its first
+// use; or inside MatAssemblyEnd itself. First use is the default: codes assemble more often than
+// they multiply (ksp ex45 assembles DMCreateMatrix's zeros, then its values; GAMG assembles
+// intermediate products it never multiplies), and a copy built at assembly is built once per
+// assembly. A build that fails at first use fails that call with the same error, and leaves the AIJ
+// matrix as it was. A MatConvert into our types builds at once either way (all or nothing).
+enum class BuildAt { kUse = 0, kAssembly = 1 };
+const char *BuildAtName(BuildAt m); // "use", "assembly"
 // This rank's format copies converted in full and refilled by values only, since the matrix
 // became the type (an MPI matrix counts its diagonal and off-diagonal blocks each; transposed
 // copies are not counted): what MatGpuMatsGetUpdateCounts reports and -mat_view prints.
@@ -444,10 +453,10 @@ PetscErrorCode DeviceDescription(std::string *s);
 // The CUDA stream PETSc's vector operations use, so kernels are ordered with them.
 PetscErrorCode CurrentStream(void **stream);
 // Reads the format's options for A (from SetFromOptions): the format's own and the glue's into op,
-// -mat_gpumats_transpose into *transpose and -mat_gpumats_values_update into *values (which change
-// no copy, so they do not set *changed). New parameters make op forget its pattern.
+// -mat_gpumats_transpose into *transpose, -mat_gpumats_values_update into *values and
+// -mat_gpumats_build_at into *build_at (which change no copy, so they do not set *changed). New parameters make op forget its pattern.
 PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, TransposeMode *transpose, ValuesUpdate *values,
-                                 OptionItems PetscOptionsObject, PetscBool *changed);
+                                 BuildAt *build_at, OptionItems PetscOptionsObject, PetscBool *changed);
 // Brings op up to date with a SeqAIJ block, logging what it does (-log_view, -info); the block
 // stays untouched. With values auto, and op built from this block with its nonzero pattern still
 // (op.pattern), only the values move (FormatOperator::update_values, event GpuMatsValues);

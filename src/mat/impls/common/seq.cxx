@@ -127,9 +127,23 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
   PetscCall(MatSetOption(A, MAT_USE_INODES, PETSC_FALSE));
   PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
   if (mode == MAT_FINAL_ASSEMBLY) {
-    PetscCall(Build(A, true));
+    // at assembly, or at the first use (-mat_gpumats_build_at); either way a transposed copy is
+    // stale now and its memory goes
+    if (Seq(A)->build_at == BuildAt::kAssembly) PetscCall(Build(A, true));
+    else Seq(A)->invalidate();
     PetscCall(AdoptDM(A));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// AIJ's, on the host; but a use of the matrix, after which its copy is current: solvers read the
+// diagonal as they set up (PCJacobi, Chebyshev's estimates, GAMG), so the copy is built there
+// rather than in the first product of the solve, where aijcusparse's copy is made too
+PetscErrorCode GetDiagonal(Mat A, Vec v)
+{
+  PetscFunctionBegin;
+  PetscCall(EnsureCurrent(A));
+  PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, Vec)>(kGetDiagonal, A, v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -154,6 +168,7 @@ PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
   Seq(*B)->op        = Seq(A)->op->clone_parameters();
   Seq(*B)->transpose = Seq(A)->transpose;
   Seq(*B)->values_update = Seq(A)->values_update;
+  Seq(*B)->build_at      = Seq(A)->build_at;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -202,7 +217,7 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
-                              (OpFn)SetFromOptions, device ? CusparseProductSetFromOptions() : nullptr};
+                              (OpFn)SetFromOptions, device ? CusparseProductSetFromOptions() : nullptr, (OpFn)GetDiagonal};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

@@ -25,11 +25,12 @@ enum OpIndex {
   kView,
   kSetFromOptions,
   kProductSetFromOptions,
+  kGetDiagonal,
   kNumOps
 };
 constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD,         MATOP_MULT_TRANSPOSE,        MATOP_MULT_TRANSPOSE_ADD,
                                                MATOP_ASSEMBLY_END, MATOP_DESTROY,          MATOP_DUPLICATE,             MATOP_VIEW,
-                                               MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS};
+                                               MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS, MATOP_GET_DIAGONAL};
 
 // A format copy of a SeqAIJ block, or of its transpose, kept while the block keeps the (id, state)
 // it was built from: the MPI types' diagonal and off-diagonal blocks and every transposed copy.
@@ -64,11 +65,15 @@ struct TypeData {
   Staging          stage;
   TransposeMode    transpose = TransposeMode::kAuto; // -mat_gpumats_transpose
   ValuesUpdate     values_update = ValuesUpdate::kAuto; // -mat_gpumats_values_update (DefaultValuesUpdate at creation)
+  BuildAt          build_at = BuildAt::kUse;            // -mat_gpumats_build_at
   UpdateCounts     updates;                             // of the format copies, for MatGpuMatsGetUpdateCounts and -mat_view
   // the aijcusparse copy of a GPU Seq matrix that cuSPARSE products and factorizations work on
   // (cusparse.cxx), made at first use and kept current with the matrix
   Mat              shadow       = nullptr;
   PetscObjectState shadow_state = -1, shadow_nz = -1;
+  // the shadow holds A's own host arrays (made by ShadowOf), rather than arrays of its own (a
+  // product's result, which keeps the product's aijcusparse matrix as its shadow; a COO shadow)
+  bool             shadow_shares = false;
   // MatSetValuesCOO with device values (coo.cxx, GPU Seq types with a CUDA PETSc): the shadow was
   // preallocated with A's COO triplets (shadow_coo; coo_pending until it takes A's nonzero state,
   // which PETSc raises after the preallocation returns), and host_stale while A's newest values are
