@@ -232,8 +232,13 @@ static PetscErrorCode CompareAll(Mat R, Mat B, const char *step, const char *typ
   PetscCall(CheckSameProduct(R, B, 3, name));
   PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose/%s/%s/%s", step, type, mat));
   PetscCall(CheckSameTransposeProduct(R, B, 4, name));
-  /* the host CSR (MatConvert reads it): never stale, also after values that arrived on the device */
-  PetscCall(MatConvert(B, MATAIJ, MAT_INITIAL_MATRIX, &C));
+  /* the host CSR (MatConvert reads it): never stale, also after values that arrived on the device.
+     Into the reference's type, whose products take the reference's vectors (aijcusparse: CUDA) */
+  {
+    MatType rtype;
+    PetscCall(MatGetType(R, &rtype));
+    PetscCall(MatConvert(B, rtype, MAT_INITIAL_MATRIX, &C));
+  }
   PetscCall(PetscSNPrintf(name, sizeof(name), "host-values/%s/%s/%s", step, type, mat));
   PetscCall(CheckSameProduct(R, C, 6, name));
   PetscCall(MatDestroy(&C));

@@ -105,6 +105,28 @@ PetscErrorCode ShadowOf(Mat A, Mat *S)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode ShadowDeviceCsr(Mat A, DeviceCsrIn *csr, PetscBool *have)
+{
+  Mat                S;
+  const int         *i, *j;
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  *have = PETSC_FALSE;
+  if (!Data(A)->shadow || sizeof(PetscInt) != sizeof(int)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(ShadowOf(A, &S));
+  PetscCall(MatSeqAIJCUSPARSEGetIJ(S, PETSC_FALSE, &i, &j)); // uploads what aijcusparse does not hold yet
+  PetscCall(MatSeqAIJCUSPARSEGetArrayRead(S, &a));
+  csr->row_ptr = reinterpret_cast<const PetscInt *>(i);
+  csr->col_ind = reinterpret_cast<const PetscInt *>(j);
+  csr->val     = a;
+  // (restored at once: aijcusparse keeps the arrays while S does not change)
+  PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(S, &a));
+  PetscCall(MatSeqAIJCUSPARSERestoreIJ(S, PETSC_FALSE, &i, &j));
+  *have = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 namespace {
 
 // ---- products ---------------------------------------------------------------------------------
@@ -156,8 +178,13 @@ int Operands(Mat C, Mat op[3])
 PetscErrorCode Stand_in(Mat X, Mat *S)
 {
   PetscFunctionBegin;
-  if (OurDeviceSeq(X)) PetscCall(ShadowOf(X, S));
-  else *S = X;
+  if (OurDeviceSeq(X)) {
+    PetscCall(ShadowOf(X, S));
+    // the operands of a setup's products are the solver's operators and transfers (GAMG's A and
+    // prolongators): their copies are built here, from the shadow's CSR on the GPU, rather than
+    // from an upload of their own at their first product, inside the solve
+    PetscCall(SeqEnsureCurrent(X));
+  } else *S = X;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -253,6 +280,9 @@ PetscErrorCode ProductNumeric(Mat C)
   PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
   PetscCall(AdoptInnerAsShadow(C, pd->inner));
+  // C's copy now, from inner's CSR on the GPU (no upload): GAMG's coarse operators and
+  // prolongators are multiplied in the solve, and built here they are built in the setup
+  PetscCall(SeqEnsureCurrent(C));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -78,6 +78,15 @@ struct BlockSource {
   }
 };
 
+// A block's CSR as it is already on the GPU, beside its host CSR (the arrays of its aijcusparse
+// shadow, cusparse.cxx: row_ptr[0] == 0, the same pattern and values as the host's): a GPU build
+// copies it on the device instead of uploading the host's, and a values-only update gathers from
+// its values.
+struct DeviceCsrIn {
+  const PetscInt    *row_ptr = nullptr, *col_ind = nullptr;
+  const PetscScalar *val     = nullptr;
+};
+
 // How build_copy cuts long rows (-mat_gpumats_long_rows): choose_split's arguments, applied to the
 // block's longest row (computed on the GPU for GPU builds). The default {0}: never.
 struct SplitRule {
@@ -252,8 +261,10 @@ public:
   // off-diagonal ones) with compress_rows its rows with entries only (RowMap). A GPU copy uploads
   // the block once, on `stream`, and builds from that upload (the split decision reads its longest
   // row there). Throws like build(), and then holds nothing.
+  // on_device: A as it is on the GPU already, copied there instead of uploaded where the block
+  // goes to the format unchanged (not renumbered, split or row-compressed).
   void build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, SplitRule split, PetscInt block_size, bool device, bool compress_rows = false,
-                  void *stream = nullptr);
+                  void *stream = nullptr, const DeviceCsrIn *on_device = nullptr);
   // Refills the values of the copy build_copy made, from A: the block as handed to build_copy then
   // (same structure, new values). Renumbering, split and row map stay; the format's values and the
   // tail's are gathered through the slot maps (ValueSlots), made at the first call after a
@@ -468,8 +479,10 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
 // half of its rows have any (RowMap).
 // transposed: op becomes the copy of the block's transpose (for products with A^T), not renumbered,
 // and always converted in full (it is dropped when the matrix changes and made again when needed).
+// on_device (GPU copies, not transposed): the block's CSR as it is on the GPU already, read there
+// instead of uploading the host's (the host CSR is still read for the structure decisions).
 PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed = false,
-                               ValuesUpdate values = ValuesUpdate::kRebuild, UpdateCounts *counts = nullptr);
+                               ValuesUpdate values = ValuesUpdate::kRebuild, UpdateCounts *counts = nullptr, const DeviceCsrIn *on_device = nullptr);
 // The values-only update of a GPU copy from values that are on the GPU only (MatSetValuesCOO with
 // device values, coo.cxx): the block's structure is read on the host (it is current there: only
 // its values are stale), device_values holds its nnz values on the device. *done is false, and op

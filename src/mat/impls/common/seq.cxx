@@ -58,7 +58,14 @@ PetscErrorCode Build(Mat A, bool in_assembly)
     PetscCall(SyncHostValues(A));
   }
 #endif
-  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs, true, false, d->values_update, &d->updates));
+  DeviceCsrIn on_device;
+  PetscBool   have = PETSC_FALSE;
+#if PetscDefined(HAVE_CUDA)
+  // a matrix that is an operand or a result of products on the GPU holds its CSR there already,
+  // in its shadow: the copy is built from that rather than from an upload of its own
+  if (d->device && d->shadow) PetscCall(ShadowDeviceCsr(A, &on_device, &have));
+#endif
+  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs, true, false, d->values_update, &d->updates, have ? &on_device : nullptr));
   PetscCall(d->mark_current(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -212,6 +219,8 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 }
 
 } // namespace
+
+PetscErrorCode SeqEnsureCurrent(Mat A) { return EnsureCurrent(A); }
 
 PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {

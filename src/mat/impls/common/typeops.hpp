@@ -191,7 +191,15 @@ PetscErrorCode SyncHostValues(Mat A);
 #if PetscDefined(HAVE_CUDA)
 // The aijcusparse shadow of a GPU Seq matrix, current with its values (cusparse.cxx)
 PetscErrorCode ShadowOf(Mat A, Mat *S);
+// Where A (a GPU Seq matrix) has a shadow: its CSR on the GPU, current with A (made so as ShadowOf
+// does, aijcusparse uploading what changed), so that A's format copy is built from it without an
+// upload of its own; *have false where A has no shadow or cuSPARSE's indices are not PetscInt. The
+// arrays stay valid while the shadow and A do not change.
+PetscErrorCode ShadowDeviceCsr(Mat A, DeviceCsrIn *csr, PetscBool *have);
 #endif
+// Brings the format copy of one of our Seq matrices up to date now (seq.cxx): for a use the glue
+// foresees, such as an operand of a product on the GPU, whose shadow then serves the build.
+PetscErrorCode SeqEnsureCurrent(Mat A);
 // Reads the format's options when the user calls MatSetFromOptions, chaining to AIJ's first.
 PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, FormatOperator &proto, PetscBool *changed);
 
