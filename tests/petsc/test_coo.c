@@ -237,7 +237,11 @@ static PetscErrorCode CompareAll(Mat R, Mat B, const char *step, const char *typ
   {
     MatType rtype;
     PetscCall(MatGetType(R, &rtype));
+    PetscBool same;
     PetscCall(MatConvert(B, rtype, MAT_INITIAL_MATRIX, &C));
+    PetscCall(PetscObjectTypeCompare((PetscObject)C, rtype, &same));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "convert-to-reference-type/%s/%s/%s", step, type, mat));
+    PetscCall(Check(PetscObjectComm((PetscObject)B), same, name, "MatConvert did not return the type asked for"));
   }
   PetscCall(PetscSNPrintf(name, sizeof(name), "host-values/%s/%s/%s", step, type, mat));
   PetscCall(CheckSameProduct(R, C, 6, name));

@@ -163,8 +163,11 @@ PetscErrorCode ConvertBack(Mat A, MatType newtype, MatReuse reuse, Mat *B)
   }
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &C));
   PetscCall(Kind::ToAIJ(C));
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)C, &plain, newtype, Kind::base, ""));
-  if (!plain && std::string(newtype) != "aij") PetscCall(MatConvert(C, newtype, MAT_INPLACE_MATRIX, &C));
+  // C is Kind::base now: into any other type asked for (aijcusparse: a plain AIJ would then be
+  // multiplied with the caller's CUDA vectors)
+  const std::string want(newtype);
+  plain = want == "aij" || want == Kind::base ? PETSC_TRUE : PETSC_FALSE;
+  if (!plain) PetscCall(MatConvert(C, newtype, MAT_INPLACE_MATRIX, &C));
   *B = C;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
