@@ -129,11 +129,11 @@ if ! skipped petsc; then
   # split into the warp-per-row tail, and both; SELL-P's value dictionary (forced: the test
   # matrices' values are random, so they get 2-byte codes or, past 65536, plain values), with the
   # 16-bit column deltas where they fit (test_update changes values: the dictionary is rebuilt);
-  # copies built inside MatAssemblyEnd rather than at the first use after it (-mat_gpumats_build_at);
+  # copies built at the first use after an assembly rather than inside MatAssemblyEnd (-mat_gpumats_build_at);
   # GPU types also with their copies converted on the host (-mat_gpumats_build host, the
   # reference path of the device builds)
   glue_opts=("-mat_gpumats_reorder rcm" "-mat_gpumats_long_rows 3" "-mat_gpumats_reorder rcm -mat_gpumats_long_rows 3"
-    "-mat_sellp_values dictionary -mat_sellp_index auto" "-mat_gpumats_build_at assembly")
+    "-mat_sellp_values dictionary -mat_sellp_index auto" "-mat_gpumats_build_at use")
   case " $TYPES " in *cuda\ *) glue_opts+=("-mat_gpumats_build host") ;; esac
   for opt in "${glue_opts[@]}"; do
     with_option "1 2" "$opt"

@@ -93,13 +93,13 @@ static PetscErrorCode CheckType_(Mat A, const char *mname, const char *type, Typ
     PetscCall(MatDestroy(&As));
   }
 
-  /* a copy is brought up to date at the first use after a final assembly (-mat_gpumats_build_at
-     use, the default): two assemblies and one product build each copy once; inside each
-     MatAssemblyEnd with -mat_gpumats_build_at assembly: twice */
+  /* a copy is brought up to date inside each MatAssemblyEnd (-mat_gpumats_build_at assembly, the
+     default): two assemblies and one product build each copy twice; at the first use after a
+     final assembly with -mat_gpumats_build_at use: once */
   {
     PetscInt64  c0, v0, c1, v1, expected;
     PetscMPIInt size;
-    char        when[16] = "use";
+    char        when[16] = "assembly";
     Vec         x, y;
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)B), &size));
     PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_gpumats_build_at", when, sizeof(when), NULL));

@@ -325,12 +325,11 @@ PetscErrorCode ProductSymbolic(Mat C)
     PetscCall(C->ops->productsymbolic(C));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  // C is of our type (the first of our operands') from here on, with inner's pattern and zeros;
-  // its format copy is built at its first use (-mat_gpumats_build_at), which the intermediate
-  // products of a setup (GAMG's) may never have
+  // C is of our type (the first of our operands') from here on, with inner's pattern and zeros
   PetscCall(MatSetSizes(C, pd->inner->rmap->n, pd->inner->cmap->n, pd->inner->rmap->N, pd->inner->cmap->N));
   PetscCall(MatSetBlockSizesFromMats(C, pd->inner, pd->inner));
   PetscCall(MatSetType(C, ((PetscObject)op[OurDeviceSeq(op[0]) ? 0 : OurDeviceSeq(op[1]) ? 1 : 2])->type_name));
+  Data(C)->build_at = BuildAt::kUse; // not from the zeros below: ProductNumeric builds it from inner on the GPU
   PetscCall(MatGetRowIJ(pd->inner, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure in the cuSPARSE product");
   PetscCall(SetPattern(C, ia, ja));

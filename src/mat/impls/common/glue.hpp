@@ -435,14 +435,21 @@ enum class ValuesUpdate { kAuto = 0, kRebuild = 1 };
 // update an upload of the values, a gather and a synchronisation: too close to pay for slot maps.
 inline ValuesUpdate DefaultValuesUpdate(bool device) { return device ? ValuesUpdate::kRebuild : ValuesUpdate::kAuto; }
 const char *ValuesUpdateName(ValuesUpdate m); // "auto", "rebuild"
-// When a final assembly brings the format copies up to date (-mat_gpumats_build_at): at the first
-// use after it (a product, MatGetDiagonal, -mat_view), as aijcusparse copies to the GPU at its first
-// use; or inside MatAssemblyEnd itself. First use is the default: codes assemble more often than
-// they multiply (ksp ex45 assembles DMCreateMatrix's zeros, then its values; GAMG assembles
-// intermediate products it never multiplies), and a copy built at assembly is built once per
-// assembly. A build that fails at first use fails that call with the same error, and leaves the AIJ
-// matrix as it was. A MatConvert into our types builds at once either way (all or nothing).
+// When a final assembly brings the format copies up to date (-mat_gpumats_build_at): inside
+// MatAssemblyEnd (assembly), or at the first use after it (use: a product, MatGetDiagonal, a view),
+// as aijcusparse copies to the GPU at its first use. A build that fails at first use fails that
+// call with the same error and leaves the AIJ matrix as it was; a MatConvert into our types builds
+// at once either way (all or nothing).
+// The default is assembly, by measurement (H200, ksp ex45 200^3, tests/gpu/build_check.sh;
+// zero-copy checks of tests/gpu/run.sh): ex45 assembles twice (DMCreateMatrix's zeros, then its
+// values), and building at first use halves its first-build time (sellpcuda 0.220 -> 0.150 s,
+// cmrscuda 0.121 s, against aijcusparse's assembly and copy 0.114 s) but moves builds of matrices
+// first multiplied in the solve (PCMG's, a Newton step's new Jacobian) into KSPSolve: one more
+// host-to-GPU copy there than aijcusparse in ex45 CG+MG and snes ex19 GMRES+MG. Products of our
+// types on the GPU (cusparse.cxx) build their results from the GPU in their numeric phase
+// whatever this says, so GAMG's intermediate products are never built from zeros.
 enum class BuildAt { kUse = 0, kAssembly = 1 };
+constexpr BuildAt kDefaultBuildAt = BuildAt::kAssembly;
 const char *BuildAtName(BuildAt m); // "use", "assembly"
 // This rank's format copies converted in full and refilled by values only, since the matrix
 // became the type (an MPI matrix counts its diagonal and off-diagonal blocks each; transposed
