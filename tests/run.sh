@@ -5,6 +5,7 @@
 #      and 3 ranks with each ghost exchange of the MPI types, overlapped and not;
 #   3. PETSc's own tutorials ex2 and ex45, compiled unmodified, loaded with -dll_append, against
 #      the reference type on 1 and 2 ranks (iterations equal, residual/error equal to 3 digits);
+#      examples/coo_newton (a Newton solve assembling its Jacobian with COO) the same way;
 #      then the solver paths through ex2, ex45, ex56 and snes ex19 the same way: GAMG, ML, PCMG on
 #      DMDAs (and the types of its levels, tests/petsc/test_mg.c), MUMPS, UMFPACK, SuperLU, ICC;
 #   4. options, -help and -mat_view, and bad input that must end in a clear PETSc error; the
@@ -220,6 +221,25 @@ if ! skipped tutorials; then
   for opt in "-mat_gpumats_exchange staged" "-mat_gpumats_exchange petsc" "-mat_gpumats_overlap 0"; do
     tutorial "ex45-cg-jacobi $opt np=3" 3 'Residual norm' "$BIN/tutorial-ex45" -da_grid_x 21 -da_grid_y 21 -da_grid_z 21 -ksp_type cg -pc_type jacobi \
       -ksp_converged_reason $opt
+  done
+fi
+
+# --- 3a. examples/coo_newton: a Newton solve whose Jacobian is assembled with COO -------------
+# Plain PETSc like the tutorials (build/bin/coo_newton): MatSetPreallocationCOO once, then
+# MatSetValuesCOO at every Newton step, with device arrays for GPU types where PETSc has CUDA (its
+# -coo_values auto; -coo_values host as well for them). Against the reference type on 1 and 2 ranks:
+# SNES converged (exit status and no DIVERGED), the same linear iterations at every Newton step and
+# the same number of steps, the final ||F|| equal to 3 digits.
+if ! skipped tutorials; then
+  echo "# examples/coo_newton (Jacobian by MatSetValuesCOO) with -dll_append"
+  type_opt() { echo "-dm_mat_type $1 ${VEC:+-dm_vec_type $VEC}"; }
+  coo_values=("")
+  case " $TYPES " in *cuda\ *) coo_values+=("-coo_values host") ;; esac
+  for np in 1 2; do
+    for cv in "${coo_values[@]}"; do
+      tutorial "coo-newton${cv:+ $cv} np=$np" $np '||F||' "$BIN/coo_newton" -n 33 -ksp_type cg -pc_type jacobi -snes_converged_reason \
+        -ksp_converged_reason $cv
+    done
   done
 fi
 
