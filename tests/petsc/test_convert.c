@@ -60,6 +60,24 @@ static PetscErrorCode CheckType_(Mat A, const char *mname, const char *type, Typ
   PetscCall(PetscSNPrintf(name, sizeof(name), "round-trip-exact/%s/%s", type, mname));
   PetscCall(CheckExact(A, C, name));
 
+  /* out of our type into the reference's (aijcusparse in the GPU suite): that type, same product */
+  {
+    Mat       G, Aref;
+    PetscBool same;
+    PetscCall(MatConvert(B, types->ref, MAT_INITIAL_MATRIX, &G));
+    PetscCall(MatConvert(A, types->ref, MAT_INITIAL_MATRIX, &Aref));
+    MatType   gt, rt;
+    PetscCall(MatGetType(G, &gt));
+    PetscCall(MatGetType(Aref, &rt));
+    PetscCall(PetscStrcmp(gt, rt, &same));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "convert-to-reference-type/%s/%s", type, mname));
+    PetscCall(Check(PetscObjectComm((PetscObject)A), same, name, "MatConvert did not return the reference type"));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "convert-to-reference-product/%s/%s", type, mname));
+    PetscCall(CheckSameProduct(Aref, G, 12, name));
+    PetscCall(MatDestroy(&G));
+    PetscCall(MatDestroy(&Aref));
+  }
+
   /* one conversion per copy (one per block on each rank of an MPI matrix), none again at the
      first product; a change right after the conversion (MatConvert moves the state once) is seen */
   {
