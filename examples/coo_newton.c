@@ -124,6 +124,33 @@ static PetscErrorCode FormInitialGuess(AppCtx *user, Vec X)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The grid of the owned points and the 5-point stencil's coefficients, and X with its ghost points
+   (restored by the caller: DMDAVecRestoreArrayRead, DMRestoreLocalVector) */
+typedef struct {
+  PetscInt  mx, my, xs, ys, xm, ym;
+  PetscReal hxdhy, hydhx, sc;
+} Grid;
+
+static PetscErrorCode GetGrid(AppCtx *user, Vec X, Grid *g, Vec *local, const PetscScalar ***x)
+{
+  DM        da = user->da;
+  PetscReal hx, hy;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDAGetInfo(da, NULL, &g->mx, &g->my, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  PetscCall(DMDAGetCorners(da, &g->xs, &g->ys, NULL, &g->xm, &g->ym, NULL));
+  hx       = 1.0 / (PetscReal)(g->mx - 1);
+  hy       = 1.0 / (PetscReal)(g->my - 1);
+  g->hxdhy = hx / hy;
+  g->hydhx = hy / hx;
+  g->sc    = hx * hy * user->lambda;
+  PetscCall(DMGetLocalVector(da, local));
+  PetscCall(DMGlobalToLocalBegin(da, X, INSERT_VALUES, *local));
+  PetscCall(DMGlobalToLocalEnd(da, X, INSERT_VALUES, *local));
+  PetscCall(DMDAVecGetArrayRead(da, *local, x));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* F(u), scaled by hx*hy as in ex5: c u on the boundary, the 5-point stencil minus lambda hx hy exp(u) inside */
 static PetscErrorCode FormFunction(SNES snes, Vec X, Vec F, void *ctx)
 {
@@ -131,22 +158,15 @@ static PetscErrorCode FormFunction(SNES snes, Vec X, Vec F, void *ctx)
   DM                  da   = user->da;
   Vec                 local;
   PetscInt            i, j, mx, my, xs, ys, xm, ym;
-  PetscReal           hx, hy, hxdhy, hydhx, sc;
+  PetscReal           hxdhy, hydhx, sc;
+  Grid                g;
   const PetscScalar **x;
   PetscScalar       **f;
 
   PetscFunctionBeginUser;
-  PetscCall(DMDAGetInfo(da, NULL, &mx, &my, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
-  PetscCall(DMDAGetCorners(da, &xs, &ys, NULL, &xm, &ym, NULL));
-  hx    = 1.0 / (PetscReal)(mx - 1);
-  hy    = 1.0 / (PetscReal)(my - 1);
-  hxdhy = hx / hy;
-  hydhx = hy / hx;
-  sc    = hx * hy * user->lambda;
-  PetscCall(DMGetLocalVector(da, &local));
-  PetscCall(DMGlobalToLocalBegin(da, X, INSERT_VALUES, local));
-  PetscCall(DMGlobalToLocalEnd(da, X, INSERT_VALUES, local));
-  PetscCall(DMDAVecGetArrayRead(da, local, &x));
+  PetscCall(GetGrid(user, X, &g, &local, &x));
+  mx = g.mx, my = g.my, xs = g.xs, ys = g.ys, xm = g.xm, ym = g.ym;
+  hxdhy = g.hxdhy, hydhx = g.hydhx, sc = g.sc;
   PetscCall(DMDAVecGetArray(da, F, &f));
   for (j = ys; j < ys + ym; j++) {
     for (i = xs; i < xs + xm; i++) {
@@ -220,7 +240,8 @@ static PetscErrorCode FormJacobian(SNES snes, Vec X, Mat Amat, Mat J, void *ctx)
   Vec                 local;
   PetscInt            i, j, mx, my, xs, ys, xm, ym;
   PetscCount          n = 0;
-  PetscReal           hx, hy, hxdhy, hydhx, sc;
+  PetscReal           hxdhy, hydhx, sc;
+  Grid                g;
   const PetscScalar **x, *v;
   PetscScalar        *a;
   PetscMemType        mtype;
@@ -228,17 +249,9 @@ static PetscErrorCode FormJacobian(SNES snes, Vec X, Mat Amat, Mat J, void *ctx)
   PetscFunctionBeginUser;
   if (!user->preallocated) PetscCall(PreallocateCOO(user, J));
   PetscCall(PetscLogEventBegin(user->values_event, J, 0, 0, 0));
-  PetscCall(DMDAGetInfo(da, NULL, &mx, &my, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
-  PetscCall(DMDAGetCorners(da, &xs, &ys, NULL, &xm, &ym, NULL));
-  hx    = 1.0 / (PetscReal)(mx - 1);
-  hy    = 1.0 / (PetscReal)(my - 1);
-  hxdhy = hx / hy;
-  hydhx = hy / hx;
-  sc    = hx * hy * user->lambda;
-  PetscCall(DMGetLocalVector(da, &local));
-  PetscCall(DMGlobalToLocalBegin(da, X, INSERT_VALUES, local));
-  PetscCall(DMGlobalToLocalEnd(da, X, INSERT_VALUES, local));
-  PetscCall(DMDAVecGetArrayRead(da, local, &x));
+  PetscCall(GetGrid(user, X, &g, &local, &x));
+  mx = g.mx, my = g.my, xs = g.xs, ys = g.ys, xm = g.xm, ym = g.ym;
+  hxdhy = g.hxdhy, hydhx = g.hydhx, sc = g.sc;
   PetscCall(VecGetArrayWrite(user->values, &a));
   for (j = ys; j < ys + ym; j++) {
     for (i = xs; i < xs + xm; i++) {
