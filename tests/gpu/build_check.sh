@@ -36,14 +36,7 @@ pass=0
 fail=0
 
 # --- 1. PETSc with CUDA ----------------------------------------------------------------------
-conf="${PETSC_DIR:-/nonexistent}/${PETSC_ARCH:-}/include/petscconf.h"
-if ! grep -q "define PETSC_HAVE_CUDA 1" "$conf" 2>/dev/null; then
-  eval "$(bash config/build-petsc-cuda.sh | tail -1)" || { echo "0 passed, 1 failed (no CUDA PETSc)"; exit 1; }
-fi
-export PETSC_DIR PETSC_ARCH
-export PETSC_OPTIONS="-use_gpu_aware_mpi 0 ${PETSC_OPTIONS:-}"
-echo "# PETSc: $PETSC_DIR/$PETSC_ARCH"
-nvidia-smi -L || true
+source tests/gpu/cuda_petsc.sh
 
 # --- 2. build --------------------------------------------------------------------------------
 make -j"$(nproc)" lib build/bin/bench build/bin/tutorial-ex45 >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; echo "0 passed, 1 failed (build)"; exit 1; }
