@@ -222,6 +222,33 @@ static PetscErrorCode CheckSameTransposeProduct(Mat R, Mat B, PetscInt seed, con
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* An MPI matrix of ours keeps the format copies of its diagonal and off-diagonal blocks itself:
+   the blocks stay plain SeqAIJ after MatSetPreallocationCOO too (MPIAIJ's makes them in the
+   matrix's root type; blocks of our Seq type would each hold a second copy, and MatConvert to
+   mpiaijcusparse would replace them by empty ones). */
+static PetscErrorCode CheckPlainBlocks(Mat B, const char *name)
+{
+  PetscMPIInt size;
+  Mat         Ad, Ao;
+  PetscBool   da, oa;
+  MatType     dt, ot;
+  char        why[256] = "";
+  void (*ours)(void) = NULL;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)B), &size));
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatGpuMatsGetUpdateCounts_C", &ours)); /* one of our types */
+  if (size == 1 || !ours) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, &Ao, NULL));
+  PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQAIJ, &da));
+  PetscCall(PetscObjectTypeCompare((PetscObject)Ao, MATSEQAIJ, &oa));
+  PetscCall(MatGetType(Ad, &dt));
+  PetscCall(MatGetType(Ao, &ot));
+  if (!da || !oa) PetscCall(PetscSNPrintf(why, sizeof(why), "blocks are %s and %s, not seqaij", dt, ot));
+  PetscCall(Check(PetscObjectComm((PetscObject)B), (PetscBool)(da && oa), name, why));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode CompareAll(Mat R, Mat B, const char *step, const char *type, const char *mat)
 {
   char name[256];
@@ -232,6 +259,8 @@ static PetscErrorCode CompareAll(Mat R, Mat B, const char *step, const char *typ
   PetscCall(CheckSameProduct(R, B, 3, name));
   PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose/%s/%s/%s", step, type, mat));
   PetscCall(CheckSameTransposeProduct(R, B, 4, name));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "plain-blocks/%s/%s/%s", step, type, mat));
+  PetscCall(CheckPlainBlocks(B, name));
   /* the host CSR (MatConvert reads it): never stale, also after values that arrived on the device.
      Into the reference's type, whose products take the reference's vectors (aijcusparse: CUDA) */
   {

@@ -507,7 +507,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->values_update = DefaultValuesUpdate(device);
   d->proto  = f.make();
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<MpiKind>, ConvertBack<MpiKind>));
-  PetscCall(InstallCOO(A, true)); // device values for the GPU types (coo.cxx)
+  PetscCall(InstallCOO(A, true)); // plain blocks after COO preallocation; device values (coo.cxx)
   PetscCall(ReadExchangeOptions(A));
   if (A->assembled) {
     // (inside MatConvert, which increases A's state once when this returns: tolerated once, as

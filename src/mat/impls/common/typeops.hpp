@@ -184,8 +184,9 @@ PetscErrorCode AdoptDM(Mat A);
 PetscErrorCode RegisterCusparseBridge();
 OpFn           CusparseProductSetFromOptions();
 
-// The COO operations of the GPU types (coo.cxx): installed by FromAIJ, removed by ToAIJ (which
-// first brings the host values up to date); without a CUDA PETSc they do nothing.
+// The COO operations (coo.cxx), installed by FromAIJ, removed by ToAIJ (which first brings the
+// host values up to date): device values for the GPU types with a CUDA PETSc; for every MPI type,
+// the preallocation keeps its blocks plain SeqAIJ.
 PetscErrorCode InstallCOO(Mat A, bool mpi);
 PetscErrorCode UninstallCOO(Mat A, bool mpi);
 // Brings the host CSR values of a Seq GPU matrix up to date where its newest values are on the GPU
