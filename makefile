@@ -83,11 +83,17 @@ $(DEP_FILES):
 EXAMPLE_CFLAGS := $(CC_FLAGS) -O2 -Wall -Iinclude $(PETSC_CC_INCLUDES)
 EXAMPLE_LIBS := -L$(LIBDIR) -Wl,-rpath,$(abspath $(LIBDIR)) -lpetscgpumats $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib
 
-examples: lib $(BINDIR)/solve
+examples: lib $(BINDIR)/solve $(BINDIR)/coo_newton
 
 $(BINDIR)/solve: examples/solve.c examples/mmread.h include/petscgpumats.h $(LIB)
 	@mkdir -p $(BINDIR)
 	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< $(EXAMPLE_LIBS) -lm
+
+# A Newton solve assembling its Jacobian with COO (examples/coo_newton.c): plain PETSc, not linked
+# with the library, which it gets as PETSc's tutorials do (-dll_append, -dm_mat_type)
+$(BINDIR)/coo_newton: examples/coo_newton.c
+	@mkdir -p $(BINDIR)
+	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib -lm
 
 # The MatMult benchmark (examples/bench.cu): `make bench BENCH_ARGS="-matrix block3 -csv r.csv"`
 # builds it and runs it on this machine's GPU. Not part of `all`/`examples`: it needs nvcc and

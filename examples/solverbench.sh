@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The solver benchmark (`make solver-bench`): PETSc's own tutorials, compiled unmodified and loaded
-# with -dll_append, each solved once with every Mat type; their -log_view is parsed into a CSV and
-# markdown tables by examples/solverbench_report.py. One MPI rank; *cuda/*cusparse types with CUDA
-# vectors. The cases, at the default size (SOLVERBENCH_SIZE below for the others):
+# with -dll_append, and examples/coo_newton.c (plain PETSc, loaded the same way), each solved once
+# with every Mat type; their -log_view is parsed into a CSV and markdown tables by
+# examples/solverbench_report.py. One MPI rank; *cuda/*cusparse types with CUDA vectors. The cases,
+# at the default size (SOLVERBENCH_SIZE below for the others):
 #
 #   ex56-cg-gamg     ksp ex56 -ne 39: 3D elasticity, 192,000 rows in 3x3 blocks; CG + GAMG (smoothed
 #                    aggregation, near null space), Chebyshev/Jacobi smoothers
@@ -12,21 +13,32 @@
 #   ex19-newton-mg   snes ex19 513^2: driven cavity, 4 dof, 1.05M unknowns; Newton (3 steps), GMRES + PCMG
 #                    through the DMDA, 6 levels, Chebyshev/Jacobi smoothers, Jacobian by colored
 #                    finite differences
+#   coo-newton       examples/coo_newton 2048^2: 2D Bratu (snes ex5's problem), 4.2M unknowns; Newton
+#                    (3 steps on the CPU from 65^2 to 1025^2), CG + Jacobi; the Jacobian assembled
+#                    with MatSetPreallocationCOO once and MatSetValuesCOO at every step, from a device
+#                    array (VECCUDA) for aijcusparse and the *cuda types, a host array for the others
 #   ex2-bicg-jacobi  ksp ex2 2000x2000: 2D Laplacian, 4M rows; BiCG + Jacobi, 300 iterations (MatMult and
 #                    MatMultTranspose in every iteration)
 #
-# Each run records KSPSolve, PCSetUp, a total (PCSetUp + KSPSolve; SNESSolve for ex19), MatMult, the
-# Jacobian evaluations (ex19), iterations, the final residual norm, the host<->GPU copies inside
-# KSPSolve and the conversion time, and the report gives the speedups of KSPSolve and PCSetUp over
-# aijcusparse. A run that fails or passes SOLVERBENCH_TIMEOUT is a row with its error, not the end.
+# Each run records KSPSolve, PCSetUp, a total (PCSetUp + KSPSolve; SNESSolve for the SNES cases),
+# MatMult, iterations, the final residual norm, the host<->GPU copies inside KSPSolve and the
+# conversion time, and the report gives the speedups of KSPSolve and PCSetUp over aijcusparse. The
+# SNES cases (ex19-newton-mg, coo-newton) have a table of their own: Newton steps, linear iterations,
+# and the assembly (coo_newton's CooAssembly event around MatSetValuesCOO; ex19: MatAssemblyEnd), the
+# format build or update (our <FORMAT>Convert and GpuMatsValues events; aijcusparse's
+# MatCUSPARSCopyTo), KSPSolve and SNESSolve, each with its ratio to aijcusparse, and the Jacobian
+# evaluations. A run that fails or passes SOLVERBENCH_TIMEOUT is a row with its error, not the end.
 #
 # Runtime: most of it is host work the tutorials do whatever the type (DMDA and matrix assembly, FD
 # Jacobians, GAMG's Galerkin products, which our types leave to AIJ on the host). Estimated from the
 # host parts measured on a 2-core AMD EPYC (Zen 3) development machine, plus ~1.5 s of CUDA
 # start-up per run, for one H200 node and the 6 default types: ex56 ~45 s, ex45-cg-mg ~45 s,
-# ex45-cg-jacobi ~75 s, ex19 ~40 s, ex2 ~25 s: about 4 to 5 minutes. The large size (issue 10's
-# ex56 -ne 59 and ex45 MG at 257^3 with 6 levels: ~140 s and ~235 s) takes about 8 to 10 minutes.
-# Building a CUDA PETSc (when needed) and the library come on top.
+# ex45-cg-jacobi ~75 s, ex19 ~40 s, ex2 ~25 s: about 4 to 5 minutes. coo-newton's host parts
+# (DMDA and matrix creation, MatSetPreallocationCOO, residuals and Jacobian values on the host) take
+# ~4 s a run on that machine, ~35 s for the 6 types with the start-up; its CG iterations on the GPU
+# (~9,000 a run, extrapolated from 1.5 n a Newton step on the CPU up to 1025^2) have not been timed yet. The large size (issue 10's ex56 -ne 59 and ex45 MG at 257^3
+# with 6 levels: ~140 s and ~235 s) takes about 8 to 10 minutes. Building a CUDA PETSc (when needed)
+# and the library come on top.
 #
 #   bash examples/solverbench.sh                       # on a GPU machine: everything as above
 #   SOLVERBENCH_TYPES="aij sellp cmrs" SOLVERBENCH_SIZE=small bash examples/solverbench.sh   # a CPU check
@@ -36,13 +48,13 @@
 #                        sellcuda cmrscuda sellpcuda bellpackcuda autocuda, sellcuda only where PETSc's
 #                        own sellcuda solves a tiny ex2 problem; without: aij cmrs sellp bellpack)
 #   SOLVERBENCH_SIZE     small (seconds, for CPU checks) | default | large (ex56 -ne 59, ex45 MG 257^3, 6 levels)
-#   SOLVERBENCH_CASES    cases to run (default: all five above)
+#   SOLVERBENCH_CASES    cases to run (default: all six above)
 #   SOLVERBENCH_TIMEOUT  seconds per run before it is killed (default 120)
 #   SOLVERBENCH_OUT      folder of the logs, the CSV and the markdown (default build/solverbench)
 #   SOLVERBENCH_README   1: also copy the CSV and the markdown to docs/results/solverbench-<gpu>[-<size>]-<date>.*
 #                        and replace the solver benchmark block of README.md; 0: never; auto (default):
 #                        when a GPU ran the default size, types and cases
-#   SOLVERBENCH_BUILD    0: do not run make (default: make lib tutorials first)
+#   SOLVERBENCH_BUILD    0: do not run make (default: make lib tutorials build/bin/coo_newton first)
 #   PETSC_DIR, PETSC_ARCH  the PETSc to build against; with an NVIDIA GPU visible and no CUDA in that
 #                        PETSc, config/build-petsc-cuda.sh's (built when missing), as the GPU suite does
 set -u
@@ -56,14 +68,14 @@ README_MODE=${SOLVERBENCH_README:-auto}
 BIN=build/bin
 LIB=$PWD/lib/libpetscgpumats.so
 REPORT=examples/solverbench_report.py
-ALL_CASES="ex56-cg-gamg ex45-cg-mg ex45-cg-jacobi ex19-newton-mg ex2-bicg-jacobi"
+ALL_CASES="ex56-cg-gamg ex45-cg-mg ex45-cg-jacobi ex19-newton-mg coo-newton ex2-bicg-jacobi"
 CASES=$(echo "${SOLVERBENCH_CASES:-$ALL_CASES}" | tr ',' ' ')
 begin=$(date +%s)
 
 case $SIZE in
-  small) NE=11 MG_N=33 MG_L=4 J_N=40 SN_N=33 SN_L=4 EX2_N=100 ;;
-  default) NE=39 MG_N=129 MG_L=5 J_N=200 SN_N=513 SN_L=6 EX2_N=2000 ;;
-  large) NE=59 MG_N=257 MG_L=6 J_N=200 SN_N=513 SN_L=6 EX2_N=2000 ;;
+  small) NE=11 MG_N=33 MG_L=4 J_N=40 SN_N=33 SN_L=4 COO_N=65 EX2_N=100 ;;
+  default) NE=39 MG_N=129 MG_L=5 J_N=200 SN_N=513 SN_L=6 COO_N=2048 EX2_N=2000 ;;
+  large) NE=59 MG_N=257 MG_L=6 J_N=200 SN_N=513 SN_L=6 COO_N=2048 EX2_N=2000 ;;
   *) echo "solverbench: SOLVERBENCH_SIZE=$SIZE: expected small, default or large" >&2; exit 2 ;;
 esac
 for c in $CASES; do
@@ -84,8 +96,8 @@ export PETSC_DIR PETSC_ARCH
 rm -rf "$OUT/logs" "$OUT/solverbench.csv" "$OUT/solverbench.md"
 mkdir -p "$OUT/logs"
 if [ "${SOLVERBENCH_BUILD:-1}" != 0 ]; then
-  echo "# building the library and the tutorials against $PETSC_DIR${PETSC_ARCH:+ ($PETSC_ARCH)} ($OUT/build.log)"
-  make -j"$(nproc)" lib tutorials >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; echo "solverbench: build failed (see $OUT/build.log)" >&2; exit 1; }
+  echo "# building the library, the tutorials and coo_newton against $PETSC_DIR${PETSC_ARCH:+ ($PETSC_ARCH)} ($OUT/build.log)"
+  make -j"$(nproc)" lib tutorials "$BIN/coo_newton" >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; echo "solverbench: build failed (see $OUT/build.log)" >&2; exit 1; }
 fi
 
 # per-run options: a CUDA PETSc times every event on the GPU (-log_view_gpu_time: without it, events
@@ -119,29 +131,35 @@ fi
 echo "# ${GPU:-no GPU}; size $SIZE; types: $TYPES; cases: $CASES; $TIMEOUT s per run at most"
 
 # --- the cases -------------------------------------------------------------------------------------
-case_def() { # sets PROG, TYPEOPT (mat: -mat_type, ex2 also -vec_type; matonly: vectors from MatCreateVecs; dm: -dm_mat_type/-dm_vec_type), TOTAL, FIXED, ARGS, TITLE
+case_def() { # sets PROG (the program, under $BIN), TYPEOPT (mat: -mat_type, ex2 also -vec_type; matonly: vectors from MatCreateVecs; dm: -dm_mat_type/-dm_vec_type), TOTAL, FIXED, ARGS, TITLE
   FIXED=
   TOTAL=ksp
   case $1 in
     ex56-cg-gamg)
-      PROG=ex56 TYPEOPT=matonly
+      PROG=tutorial-ex56 TYPEOPT=matonly
       ARGS="-ne $NE -ksp_type cg -pc_type gamg -pc_gamg_type agg -pc_gamg_agg_nsmooths 1 -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -use_mat_nearnullspace -ksp_converged_reason -ksp_view_final_residual"
       TITLE="ksp ex56 -ne $NE: 3D elasticity, $((3 * (NE + 1) ** 3)) rows in 3x3 blocks; CG + GAMG (smoothed aggregation, near null space), Chebyshev/Jacobi smoothers" ;;
     ex45-cg-mg)
-      PROG=ex45 TYPEOPT=dm
+      PROG=tutorial-ex45 TYPEOPT=dm
       ARGS="-da_grid_x $MG_N -da_grid_y $MG_N -da_grid_z $MG_N -ksp_type cg -pc_type mg -pc_mg_levels $MG_L -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -ksp_converged_reason -ksp_view_final_residual"
       TITLE="ksp ex45 ${MG_N}^3: 3D Laplacian, $((MG_N ** 3)) rows; CG + PCMG through the DMDA, $MG_L levels, Chebyshev/Jacobi smoothers" ;;
     ex45-cg-jacobi)
-      PROG=ex45 TYPEOPT=dm FIXED=1
+      PROG=tutorial-ex45 TYPEOPT=dm FIXED=1
       ARGS="-da_grid_x $J_N -da_grid_y $J_N -da_grid_z $J_N -ksp_type cg -pc_type jacobi -ksp_max_it 300 -ksp_rtol 1e-12 -ksp_converged_reason -ksp_view_final_residual"
       TITLE="ksp ex45 ${J_N}^3: 3D Laplacian, $((J_N ** 3)) rows; CG + Jacobi, 300 iterations at most (-ksp_max_it 300, rtol 1e-12)" ;;
     ex19-newton-mg)
-      PROG=ex19 TYPEOPT=dm TOTAL=snes
+      PROG=tutorial-ex19 TYPEOPT=dm TOTAL=snes
       # (513 points, 512 intervals a side: PCMG coarsens the DMDA by halving the intervals)
       ARGS="-da_grid_x $SN_N -da_grid_y $SN_N -ksp_type gmres -pc_type mg -pc_mg_levels $SN_L -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -snes_monitor -snes_converged_reason -ksp_converged_reason"
       TITLE="snes ex19 ${SN_N}^2: driven cavity, 4 dof, $((4 * SN_N ** 2)) unknowns; Newton, GMRES + PCMG through the DMDA, $SN_L levels, Chebyshev/Jacobi smoothers, Jacobian by colored finite differences" ;;
+    coo-newton)
+      # (coo_newton hands MatSetValuesCOO a device array for the GPU types, host arrays otherwise:
+      # its -coo_values auto)
+      PROG=coo_newton TYPEOPT=dm TOTAL=snes
+      ARGS="-n $COO_N -snes_type newtonls -ksp_type cg -pc_type jacobi -snes_monitor -snes_converged_reason -ksp_converged_reason"
+      TITLE="examples/coo_newton ${COO_N}^2: 2D Bratu (lambda 6), $((COO_N ** 2)) unknowns; Newton, CG + Jacobi, Jacobian assembled by MatSetValuesCOO at every step (device values for GPU types)" ;;
     ex2-bicg-jacobi)
-      PROG=ex2 TYPEOPT=mat FIXED=1
+      PROG=tutorial-ex2 TYPEOPT=mat FIXED=1
       ARGS="-m $EX2_N -n $EX2_N -ksp_type bicg -pc_type jacobi -ksp_max_it 300 -ksp_converged_reason -ksp_view_final_residual"
       TITLE="ksp ex2 ${EX2_N}x${EX2_N}: 2D Laplacian, $((EX2_N ** 2)) rows; BiCG + Jacobi, 300 iterations at most (ex2's rtol is 1e-2/((m+1)(n+1)))" ;;
   esac
@@ -166,11 +184,11 @@ for c in $CASES; do
     opts=$(type_opts "$TYPEOPT" "$t")
     start=$(date +%s.%N)
     # shellcheck disable=SC2086 # the option strings split into words on purpose
-    timeout -k 10 "$TIMEOUT" "$BIN/tutorial-$PROG" $ARGS -dll_append "$LIB" $opts $RUN_OPTS >"$log" 2>&1
+    timeout -k 10 "$TIMEOUT" "$BIN/$PROG" $ARGS -dll_append "$LIB" $opts $RUN_OPTS >"$log" 2>&1
     rc=$?
     wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
     line=$(python3 "$REPORT" add "$CSV" --log "$log" --case "$c" --type "$t" --rc "$rc" --wall "$wall" --timeout "$TIMEOUT" --title "$TITLE" \
-      --total "$TOTAL" ${FIXED:+--fixed-its} --command "$BIN/tutorial-$PROG $ARGS -dll_append lib/libpetscgpumats.so $opts $RUN_OPTS" "${META[@]}")
+      --total "$TOTAL" ${FIXED:+--fixed-its} --command "$BIN/$PROG $ARGS -dll_append lib/libpetscgpumats.so $opts $RUN_OPTS" "${META[@]}")
     echo "$line"
     nrun=$((nrun + 1))
     case $line in "$c $t: ok"*) nok=$((nok + 1)) ;; esac

@@ -6,9 +6,12 @@
     python3 examples/solverbench_report.py skip CSV --case NAME --type TYPE --note TEXT [--title TEXT] [--meta KEY=VALUE ...]
     python3 examples/solverbench_report.py report CSV [--md FILE] [--readme README.md --link PATH]
 
-`add` parses the output of one run of a PETSc tutorial (its -log_view, the converged reasons and the
-final residual) and appends one row to CSV, writing the header when the file is new; it prints a
-one-line summary. `skip` appends a row for a run that was not made (listed under the tables).
+`add` parses the output of one run of a PETSc tutorial or example (its -log_view, the converged
+reasons and the final residual) and appends one row to CSV, writing the header when the file is new;
+it prints a one-line summary. SNES runs (--total snes) also record the assembly (the application's
+CooAssembly event where it has one, else MatAssemblyEnd) and the format build or update (the type's
+conversion or copy event, plus petsc-gpumats' values-only GpuMatsValues), and get their own table
+columns; events a run did not log (a host type, a PETSc without CUDA) stay empty. `skip` appends a row for a run that was not made (listed under the tables).
 `report` writes one markdown table per case to stdout or to --md, under a line naming the GPU, the
 PETSc version and the date; with --readme it also replaces the block between the lines
 `<!-- solverbench:begin -->` and `<!-- solverbench:end -->` of that file by the same tables and a
@@ -31,8 +34,8 @@ import textwrap
 from collections import OrderedDict
 
 FIELDS = ["date", "gpu", "host", "petsc", "cuda", "size", "case", "title", "type", "status", "note", "its", "its_list", "newton_its",
-          "reason", "residual", "total_def", "ksp_solve_s", "pc_setup_s", "total_s", "snes_solve_s", "jacobian_s", "matmult_s",
-          "matmult_count", "matmulttranspose_s", "convert_s", "h2d_kspsolve", "d2h_kspsolve", "run_s", "wall_s", "command"]
+          "reason", "residual", "total_def", "ksp_solve_s", "pc_setup_s", "total_s", "snes_solve_s", "jacobian_s", "assembly_def", "assembly_s",
+          "format_s", "matmult_s", "matmult_count", "matmulttranspose_s", "convert_s", "h2d_kspsolve", "d2h_kspsolve", "run_s", "wall_s", "command"]
 BEGIN, END = "<!-- solverbench:begin -->", "<!-- solverbench:end -->"
 MIN_SPEEDUP_S = 1e-3  # no speedup is given where either time is shorter
 REFS = ("aijcusparse", "aij")  # the speedup reference: the first of these that ran, else the first type listed
@@ -40,6 +43,13 @@ REFS = ("aijcusparse", "aij")  # the speedup reference: the first of these that 
 # the event that converts (or copies) the matrix into the type's GPU or format storage
 CONVERT_EVENTS = {"aijcusparse": "MatCUSPARSCopyTo", "sellcuda": "MatCUDACopyTo", "cmrs": "CMRSConvert", "sellp": "SELLPConvert",
                   "bellpack": "BELLPACKConvert", "auto": "AUTOConvert"}
+# petsc-gpumats' values-only refill of a format copy (same nonzero pattern), beside its conversions
+VALUES_EVENT = "GpuMatsValues"
+OUR_FORMATS = ("cmrs", "sellp", "bellpack", "auto")
+# the SNES cases' assembly: the application's own event around MatSetValuesCOO where it logs one
+# (examples/coo_newton.c; it holds whatever MatSetValuesCOO does, the final assembly included, which
+# PETSc 3.18 runs outside its MatSetValuesCOO event and 3.25 inside), else MatAssemblyEnd
+ASSEMBLY_EVENTS = ("CooAssembly", "MatAssemblyEnd")
 NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
 
@@ -126,6 +136,8 @@ def parse_run(text, total_def, fixed_its):
     if total_def == "snes":
         row["total_def"] = "SNESSolve"
         row["total_s"] = row["snes_solve_s"]
+        name = next((e for e in ASSEMBLY_EVENTS if e in ev), None)
+        row["assembly_def"], row["assembly_s"] = (name, t(name)) if name else ("", None)
     else:
         row["total_def"] = "PCSetUp+KSPSolve"
         k, p = row["ksp_solve_s"], row["pc_setup_s"]
@@ -186,6 +198,11 @@ def cmd_add(args):
     conv = CONVERT_EVENTS.get(base)
     if conv and conv in row["_events"]:
         row["convert_s"] = row["_events"][conv]["time"]
+    # the format build or update: the conversions, and for our types the values-only refills (never
+    # nested in each other); none for types without a copy of their own (aij)
+    parts = [row["_events"][e]["time"] for e in ([conv] if conv else []) + ([VALUES_EVENT] if base in OUR_FORMATS else [])
+             if e in row["_events"] and row["_events"][e]["time"] is not None]
+    row["format_s"] = sum(parts) if parts else None
     rc = args.rc
     if rc in (124, 137) or (args.timeout and args.wall and args.wall >= args.timeout and rc != 0):
         row["status"], row["note"] = "timeout", f"killed after {args.timeout or args.wall:g} s"
@@ -267,8 +284,7 @@ def caption(rows, ref):
         "Times in seconds from PETSc's `-log_view`" + (" with `-log_view_gpu_time`" if gpu_cols else "") + ", each event summed over the run's stages. "
         "**KSPSolve**: the KSPSolve event, the iterations only (PETSc runs KSPSetUp and PCSetUp before that event starts). "
         "**PCSetUp**: the PCSetUp event (GAMG: coarsening and Galerkin products; PCMG on a DMDA: the level operators, interpolations and smoother setup). "
-        "**total**: PCSetUp + KSPSolve for the linear cases; for snes ex19 the SNESSolve event (every Newton step: function and Jacobian "
-        "evaluations, PCSetUp and KSPSolve). "
+        "**total**: PCSetUp + KSPSolve. "
         f"**vs {ref}**: {ref}'s time divided by this type's (above 1: faster; none where either is under 1 ms). "
         "**MatMult**: the MatMult event over the whole run. "
         "**copies in KSPSolve**: host-to-GPU / GPU-to-host copies counted inside KSPSolve (`-log_view`'s CpuToGpu and GpuToCpu counts; "
@@ -276,9 +292,26 @@ def caption(rows, ref):
         "**convert**: building the type's storage from the assembled AIJ matrix (our types: the format's `*Convert` event at assembly; "
         "aijcusparse: MatCUSPARSCopyTo, at the first product; sellcuda: MatCUDACopyTo). "
         "**run**: `-log_view`'s Time (sec), the whole program after PetscInitialize (assembly, setup, solve). "
-        "**its**: iterations (ex19: linear iterations summed over the Newton steps). "
-        "**residual**: the true residual norm ||b - Ax|| after the solve (`-ksp_view_final_residual`); ex19: the last SNES function norm."
+        "**its**: iterations. "
+        "**residual**: the true residual norm ||b - Ax|| after the solve (`-ksp_view_final_residual`)."
     ]
+    if any(r.get("total_def") == "SNESSolve" for r in rows):
+        text.append(
+            "The SNES cases (snes ex19, coo_newton) have columns of their own. **Newton**: Newton steps; **linear its**: the linear "
+            "iterations summed over them; **residual**: the last SNES function norm. **assembly**: putting the Jacobian's values into "
+            "the matrix, over all Newton steps: coo_newton's CooAssembly event (its MatSetValuesCOO call, the final assembly inside "
+            "included; with GPU types the values are a device array), for ex19 MatAssemblyEnd (every assembly of the run: "
+            "the colored finite-difference Jacobians of all PCMG levels, the interpolations). petsc-gpumats' types build or refill their format copy inside every final assembly, so "
+            "their assembly includes most of their format column (which also counts builds outside it: after "
+            "MatSetPreallocationCOO, of PCMG's interpolations); aijcusparse copies to the GPU at first use instead (device COO "
+            "values it sets on the GPU inside MatSetValuesCOO). **format**: building or updating the "
+            "type's own storage, over the run: our types' `<FORMAT>Convert` events (full conversions) plus `GpuMatsValues` "
+            "(values-only refills); aijcusparse's MatCUSPARSCopyTo; sellcuda's MatCUDACopyTo; - for aij. **SNESSolve**: the "
+            "whole Newton solve (function and Jacobian evaluations, PCSetUp, KSPSolve, line search). **Jacobian**: the "
+            "SNESJacobianEval event (for coo_newton: computing the values on the host, their upload, the assembly, and "
+            "at the first step MatSetPreallocationCOO). "
+            f"**vs {ref}** as above."
+        )
     return text
 
 
@@ -298,34 +331,50 @@ def md_cell(text):
 
 
 def case_table(run, ref_rows, ref):
-    """markdown lines of one case: one row per type, in run order"""
+    """markdown lines of one case: one row per type, in run order. The linear cases and the SNES
+    cases (total SNESSolve: ex19, coo-newton) have their own columns."""
     ok = lambda r: r["status"] == "ok"
     ref_row = next((r for r in ref_rows if r["type"] == ref and ok(r)), None)
     has = lambda key: any(number(r.get(key)) for r in run)
-    extra = [(label, key) for label, key in (("MatMultTranspose (s)", "matmulttranspose_s"), ("Jacobian (s)", "jacobian_s")) if has(key)]
-    head = ["type", "its", "residual", "KSPSolve (s)", f"vs {ref}", "PCSetUp (s)", f"vs {ref}", "total (s)", "MatMult (s)"]
-    head += [label for label, _ in extra] + ["copies in KSPSolve", "convert (s)", "run (s)", "status"]
-    align = ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"] + ["---:"] * len(extra) + ["---:", "---:", "---:", "---"]
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
 
     def speedup(r, key):  # (none for times under a millisecond: PCSetUp of Jacobi takes microseconds)
         a = number(ref_row.get(key)) if ref_row else None
         b = number(r.get(key))
         return format(a / b, ".2f") if ok(r) and a and b and min(a, b) >= MIN_SPEEDUP_S else "-"
 
-    for r in run:
-        its = r.get("its") or "-"
-        if r.get("newton_its"):
-            its = f"{its} ({r['newton_its']} Newton)"
+    def its(r):
+        n = r.get("its") or "-"
+        return f"{n} ({r['newton_its']} Newton)" if r.get("newton_its") else n
+
+    def copies(r):
         h2d, d2h = number(r.get("h2d_kspsolve")), number(r.get("d2h_kspsolve"))
-        copies = f"{h2d:.0f} / {d2h:.0f}" if h2d is not None and d2h is not None else "-"
-        status = r["status"] + (f": {r['note']}" if r.get("note") else "")
-        cells = [md_cell(r["type"]), md_cell(str(its)), cell(r.get("residual"), ".3e"),
-                 seconds(r.get("ksp_solve_s")), speedup(r, "ksp_solve_s"), seconds(r.get("pc_setup_s")), speedup(r, "pc_setup_s"),
-                 seconds(r.get("total_s")), seconds(r.get("matmult_s"))]
-        cells += [seconds(r.get(key)) for _, key in extra]
-        cells += [copies, seconds(r.get("convert_s")), cell(r.get("run_s"), ".2f"), md_cell(status)]
-        out.append("| " + " | ".join(cells) + " |")
+        return f"{h2d:.0f} / {d2h:.0f}" if h2d is not None and d2h is not None else "-"
+
+    time = lambda key: lambda r: seconds(r.get(key))
+    vs = lambda key: lambda r: speedup(r, key)
+    # (header, right-aligned, cell of a row)
+    if any(r.get("total_def") == "SNESSolve" for r in run):
+        cols = [("Newton", True, lambda r: r.get("newton_its") or "-"), ("linear its", True, lambda r: r.get("its") or "-"),
+                ("residual", True, lambda r: cell(r.get("residual"), ".3e")),
+                ("assembly (s)", True, time("assembly_s")), (f"vs {ref}", True, vs("assembly_s")),
+                ("format (s)", True, time("format_s")), (f"vs {ref}", True, vs("format_s")),
+                ("KSPSolve (s)", True, time("ksp_solve_s")), (f"vs {ref}", True, vs("ksp_solve_s")),
+                ("SNESSolve (s)", True, time("snes_solve_s")), (f"vs {ref}", True, vs("snes_solve_s")),
+                ("PCSetUp (s)", True, time("pc_setup_s")), ("Jacobian (s)", True, time("jacobian_s")), ("MatMult (s)", True, time("matmult_s"))]
+    else:
+        cols = [("its", True, its), ("residual", True, lambda r: cell(r.get("residual"), ".3e")),
+                ("KSPSolve (s)", True, time("ksp_solve_s")), (f"vs {ref}", True, vs("ksp_solve_s")),
+                ("PCSetUp (s)", True, time("pc_setup_s")), (f"vs {ref}", True, vs("pc_setup_s")),
+                ("total (s)", True, time("total_s")), ("MatMult (s)", True, time("matmult_s"))]
+        cols += [(label, True, time(key)) for label, key in (("MatMultTranspose (s)", "matmulttranspose_s"), ("Jacobian (s)", "jacobian_s")) if has(key)]
+    cols += [("copies in KSPSolve", True, copies)]
+    if not any(r.get("total_def") == "SNESSolve" for r in run):
+        cols += [("convert (s)", True, time("convert_s"))]
+    cols += [("run (s)", True, lambda r: cell(r.get("run_s"), ".2f")),
+             ("status", False, lambda r: r["status"] + (f": {r['note']}" if r.get("note") else ""))]
+    out = ["| type | " + " | ".join(h for h, _, _ in cols) + " |", "|---|" + "|".join("---:" if right else "---" for _, right, _ in cols) + "|"]
+    for r in run:
+        out.append("| " + " | ".join(md_cell(str(c)) for c in [r["type"]] + [f(r) for _, _, f in cols]) + " |")
     return out
 
 
@@ -335,7 +384,7 @@ def report(rows, with_commands):
     for r in rows:
         cases.setdefault(r["case"], []).append(r)
     wrap = lambda line: textwrap.fill(line, 100, break_long_words=False, break_on_hyphens=False)
-    text = [wrap("Solver benchmark: " + header_line(rows)), ""] + [wrap(c) for c in caption(rows, ref)] + [""]
+    text = [wrap("Solver benchmark: " + header_line(rows)), ""] + [line for c in caption(rows, ref) for line in (wrap(c), "")]
     notes = []
     for name, all_rows in cases.items():
         run = [r for r in all_rows if r["status"] != "skipped"]

@@ -5,6 +5,7 @@
 #      and 3 ranks with each ghost exchange of the MPI types, overlapped and not;
 #   3. PETSc's own tutorials ex2 and ex45, compiled unmodified, loaded with -dll_append, against
 #      the reference type on 1 and 2 ranks (iterations equal, residual/error equal to 3 digits);
+#      examples/coo_newton (a Newton solve assembling its Jacobian with COO) the same way;
 #      then the solver paths through ex2, ex45, ex56 and snes ex19 the same way: GAMG, ML, PCMG on
 #      DMDAs (and the types of its levels, tests/petsc/test_mg.c), MUMPS, UMFPACK, SuperLU, ICC;
 #   4. options, -help and -mat_view, and bad input that must end in a clear PETSc error; the
@@ -129,10 +130,11 @@ if ! skipped petsc; then
   # split into the warp-per-row tail, and both; SELL-P's value dictionary (forced: the test
   # matrices' values are random, so they get 2-byte codes or, past 65536, plain values), with the
   # 16-bit column deltas where they fit (test_update changes values: the dictionary is rebuilt);
+  # copies built at the first use after an assembly rather than inside MatAssemblyEnd (-mat_gpumats_build_at);
   # GPU types also with their copies converted on the host (-mat_gpumats_build host, the
   # reference path of the device builds)
   glue_opts=("-mat_gpumats_reorder rcm" "-mat_gpumats_long_rows 3" "-mat_gpumats_reorder rcm -mat_gpumats_long_rows 3"
-    "-mat_sellp_values dictionary -mat_sellp_index auto")
+    "-mat_sellp_values dictionary -mat_sellp_index auto" "-mat_gpumats_build_at use")
   case " $TYPES " in *cuda\ *) glue_opts+=("-mat_gpumats_build host") ;; esac
   for opt in "${glue_opts[@]}"; do
     with_option "1 2" "$opt"
@@ -230,6 +232,25 @@ if ! skipped tutorials; then
   for opt in "-mat_gpumats_exchange staged" "-mat_gpumats_exchange petsc" "-mat_gpumats_overlap 0"; do
     tutorial "ex45-cg-jacobi $opt np=3" 3 'Residual norm' "$BIN/tutorial-ex45" -da_grid_x 21 -da_grid_y 21 -da_grid_z 21 -ksp_type cg -pc_type jacobi \
       -ksp_converged_reason $opt
+  done
+fi
+
+# --- 3a. examples/coo_newton: a Newton solve whose Jacobian is assembled with COO -------------
+# Plain PETSc like the tutorials (build/bin/coo_newton): MatSetPreallocationCOO once, then
+# MatSetValuesCOO at every Newton step, with device arrays for GPU types where PETSc has CUDA (its
+# -coo_values auto; -coo_values host as well for them). Against the reference type on 1 and 2 ranks:
+# SNES converged (exit status and no DIVERGED), the same linear iterations at every Newton step and
+# the same number of steps, the final ||F|| equal to 3 digits.
+if ! skipped tutorials; then
+  echo "# examples/coo_newton (Jacobian by MatSetValuesCOO) with -dll_append"
+  type_opt() { echo "-dm_mat_type $1 ${VEC:+-dm_vec_type $VEC}"; }
+  coo_values=("")
+  case " $TYPES " in *cuda\ *) coo_values+=("-coo_values host") ;; esac
+  for np in 1 2; do
+    for cv in "${coo_values[@]}"; do
+      tutorial "coo-newton${cv:+ $cv} np=$np" $np '||F||' "$BIN/coo_newton" -n 33 -ksp_type cg -pc_type jacobi -snes_converged_reason \
+        -ksp_converged_reason $cv
+    done
   done
 fi
 
@@ -443,6 +464,9 @@ if ! skipped options; then
     expect_output "values-update-view/$t rebuild np=2" "same-pattern changes: converted in full (-mat_gpumats_values_update rebuild); so far 4 full conversions" \
       "${MPIEXEC[@]}" -n 2 "${EX2[@]}" -mat_type "$t" -mat_gpumats_values_update rebuild -mat_view ::ascii_info
     expect_error "bad-option/$t -mat_gpumats_values_update" "mat_gpumats_values_update.*auto.*rebuild" "${EX2[@]}" -mat_type "$t" -mat_gpumats_values_update never
+    # when a copy is built (-mat_gpumats_build_at): in -help; a bad value names the choices
+    expect_output "help-lists-build-at/$t" "mat_gpumats_build_at" "${EX2[@]}" -mat_type "$t" -help
+    expect_error "bad-option/$t -mat_gpumats_build_at" "mat_gpumats_build_at.*use.*assembly" "${EX2[@]}" -mat_type "$t" -mat_gpumats_build_at never
     # where a GPU copy is converted (-mat_gpumats_build): in -help, in -mat_view, a bad value names the choices
     case $t in
       *cuda)

@@ -19,15 +19,7 @@ set -u
 cd "$(dirname "$0")/../.."
 
 # --- 1. PETSc with CUDA ----------------------------------------------------------------------
-conf="${PETSC_DIR:-/nonexistent}/${PETSC_ARCH:-}/include/petscconf.h"
-if ! grep -q "define PETSC_HAVE_CUDA 1" "$conf" 2>/dev/null; then
-  eval "$(bash config/build-petsc-cuda.sh | tail -1)" || { echo "0 passed, 1 failed (no CUDA PETSc)"; exit 1; }
-fi
-export PETSC_DIR PETSC_ARCH
-# OpenMPI builds are often not CUDA-aware; PETSc then refuses device buffers unless told
-export PETSC_OPTIONS="-use_gpu_aware_mpi 0 ${PETSC_OPTIONS:-}"
-echo "# PETSc: $PETSC_DIR/$PETSC_ARCH"
-nvidia-smi -L || true
+source tests/gpu/cuda_petsc.sh
 
 # --- 2. build --------------------------------------------------------------------------------
 make -j"$(nproc)" lib tests >build-gpu.log 2>&1 || { tail -30 build-gpu.log; echo "0 passed, 1 failed (build)"; exit 1; }

@@ -60,6 +60,24 @@ static PetscErrorCode CheckType_(Mat A, const char *mname, const char *type, Typ
   PetscCall(PetscSNPrintf(name, sizeof(name), "round-trip-exact/%s/%s", type, mname));
   PetscCall(CheckExact(A, C, name));
 
+  /* out of our type into the reference's (aijcusparse in the GPU suite): that type, same product */
+  {
+    Mat       G, Aref;
+    PetscBool same;
+    PetscCall(MatConvert(B, types->ref, MAT_INITIAL_MATRIX, &G));
+    PetscCall(MatConvert(A, types->ref, MAT_INITIAL_MATRIX, &Aref));
+    MatType   gt, rt;
+    PetscCall(MatGetType(G, &gt));
+    PetscCall(MatGetType(Aref, &rt));
+    PetscCall(PetscStrcmp(gt, rt, &same));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "convert-to-reference-type/%s/%s", type, mname));
+    PetscCall(Check(PetscObjectComm((PetscObject)A), same, name, "MatConvert did not return the reference type"));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "convert-to-reference-product/%s/%s", type, mname));
+    PetscCall(CheckSameProduct(Aref, G, 12, name));
+    PetscCall(MatDestroy(&G));
+    PetscCall(MatDestroy(&Aref));
+  }
+
   /* one conversion per copy (one per block on each rank of an MPI matrix), none again at the
      first product; a change right after the conversion (MatConvert moves the state once) is seen */
   {
@@ -91,6 +109,35 @@ static PetscErrorCode CheckType_(Mat A, const char *mname, const char *type, Typ
       PetscCall(MatDestroy(&H));
     }
     PetscCall(MatDestroy(&As));
+  }
+
+  /* a copy is brought up to date inside each MatAssemblyEnd (-mat_gpumats_build_at assembly, the
+     default): two assemblies and one product build each copy twice; at the first use after a
+     final assembly with -mat_gpumats_build_at use: once */
+  {
+    PetscInt64  c0, v0, c1, v1, expected;
+    PetscMPIInt size;
+    char        when[16] = "assembly";
+    Vec         x, y;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)B), &size));
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_gpumats_build_at", when, sizeof(when), NULL));
+    PetscCall(MatSetFromOptions(B)); /* (MatConvert reads no options) */
+    PetscCall(MatCreateVecs(B, &x, &y));
+    PetscCall(VecSet(x, 1.0));
+    PetscCall(MatMult(B, x, y));
+    PetscCall(MatGpuMatsGetUpdateCounts(B, &c0, &v0));
+    for (int k = 0; k < 2; k++) {
+      PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+      PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+    }
+    PetscCall(MatMult(B, x, y));
+    PetscCall(MatGpuMatsGetUpdateCounts(B, &c1, &v1));
+    expected = (size > 1 ? 2 : 1) * (strcmp(when, "assembly") ? 1 : 2);
+    PetscCall(PetscSNPrintf(name, sizeof(name), "builds-per-assembly-%s/%s/%s", when, type, mname));
+    PetscCall(Check(PetscObjectComm((PetscObject)B), (c1 - c0) + (v1 - v0) == expected ? PETSC_TRUE : PETSC_FALSE, name,
+                    "the copies were not brought up to date as often as -mat_gpumats_build_at says"));
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&y));
   }
 
   /* in place both ways */

@@ -222,6 +222,33 @@ static PetscErrorCode CheckSameTransposeProduct(Mat R, Mat B, PetscInt seed, con
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* An MPI matrix of ours keeps the format copies of its diagonal and off-diagonal blocks itself:
+   the blocks stay plain SeqAIJ after MatSetPreallocationCOO too (MPIAIJ's makes them in the
+   matrix's root type; blocks of our Seq type would each hold a second copy, and MatConvert to
+   mpiaijcusparse would replace them by empty ones). */
+static PetscErrorCode CheckPlainBlocks(Mat B, const char *name)
+{
+  PetscMPIInt size;
+  Mat         Ad, Ao;
+  PetscBool   da, oa;
+  MatType     dt, ot;
+  char        why[256] = "";
+  void (*ours)(void) = NULL;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)B), &size));
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatGpuMatsGetUpdateCounts_C", &ours)); /* one of our types */
+  if (size == 1 || !ours) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, &Ao, NULL));
+  PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQAIJ, &da));
+  PetscCall(PetscObjectTypeCompare((PetscObject)Ao, MATSEQAIJ, &oa));
+  PetscCall(MatGetType(Ad, &dt));
+  PetscCall(MatGetType(Ao, &ot));
+  if (!da || !oa) PetscCall(PetscSNPrintf(why, sizeof(why), "blocks are %s and %s, not seqaij", dt, ot));
+  PetscCall(Check(PetscObjectComm((PetscObject)B), (PetscBool)(da && oa), name, why));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode CompareAll(Mat R, Mat B, const char *step, const char *type, const char *mat)
 {
   char name[256];
@@ -232,8 +259,19 @@ static PetscErrorCode CompareAll(Mat R, Mat B, const char *step, const char *typ
   PetscCall(CheckSameProduct(R, B, 3, name));
   PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose/%s/%s/%s", step, type, mat));
   PetscCall(CheckSameTransposeProduct(R, B, 4, name));
-  /* the host CSR (MatConvert reads it): never stale, also after values that arrived on the device */
-  PetscCall(MatConvert(B, MATAIJ, MAT_INITIAL_MATRIX, &C));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "plain-blocks/%s/%s/%s", step, type, mat));
+  PetscCall(CheckPlainBlocks(B, name));
+  /* the host CSR (MatConvert reads it): never stale, also after values that arrived on the device.
+     Into the reference's type, whose products take the reference's vectors (aijcusparse: CUDA) */
+  {
+    MatType rtype;
+    PetscCall(MatGetType(R, &rtype));
+    PetscBool same;
+    PetscCall(MatConvert(B, rtype, MAT_INITIAL_MATRIX, &C));
+    PetscCall(PetscObjectTypeCompare((PetscObject)C, rtype, &same));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "convert-to-reference-type/%s/%s/%s", step, type, mat));
+    PetscCall(Check(PetscObjectComm((PetscObject)B), same, name, "MatConvert did not return the type asked for"));
+  }
   PetscCall(PetscSNPrintf(name, sizeof(name), "host-values/%s/%s/%s", step, type, mat));
   PetscCall(CheckSameProduct(R, C, 6, name));
   PetscCall(MatDestroy(&C));
@@ -301,8 +339,10 @@ int main(int argc, char **argv)
         PetscCall(MatGpuMatsGetUpdateCounts(B, &conv0, &vals0));
         PetscCall(SetCOO(R, t.n, 10 + r, INSERT_VALUES, device));
         PetscCall(SetCOO(B, t.n, 10 + r, INSERT_VALUES, device));
-        PetscCall(MatGpuMatsGetUpdateCounts(B, &conv1, &vals1));
         PetscCall(PetscSNPrintf(step, sizeof(step), "insert%" PetscInt_FMT, r));
+        /* the copy is brought up to date at its first use after the change (the products here) */
+        PetscCall(CompareAll(R, B, step, ty, mats[m]));
+        PetscCall(MatGpuMatsGetUpdateCounts(B, &conv1, &vals1));
         if (device && DevicePathExpected(B, ty)) {
           /* a sequential GPU type refills its copy from the device values (no conversion, which
              would mean the values went through the host first) */
@@ -311,7 +351,6 @@ int main(int argc, char **argv)
           PetscCall(Check(PETSC_COMM_WORLD, (conv1 == conv0 && vals1 > vals0) ? PETSC_TRUE : PETSC_FALSE, name,
                           "the copy was converted in full (or not updated) after device values with the same pattern"));
         }
-        PetscCall(CompareAll(R, B, step, ty, mats[m]));
       }
       PetscCall(SetCOO(R, t.n, 20, ADD_VALUES, device));
       PetscCall(SetCOO(B, t.n, 20, ADD_VALUES, device));

@@ -143,10 +143,16 @@ const char *ValuesUpdateName(ValuesUpdate m)
   return names[int(m)];
 }
 
+const char *BuildAtName(BuildAt m)
+{
+  static const char *const names[] = {"use", "assembly"};
+  return names[int(m)];
+}
+
 PetscLogEvent values_event = 0;
 
-PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, TransposeMode *transpose, ValuesUpdate *values, OptionItems,
-                                 PetscBool *changed)
+PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, TransposeMode *transpose, ValuesUpdate *values, BuildAt *build_at,
+                                 OptionItems, PetscBool *changed)
 {
   PetscFunctionBegin;
   // -help lists these under the type's own heading and manual page (MATSELLPCUDA, ...)
@@ -167,6 +173,8 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   PetscInt    tm           = PetscInt(*transpose);
   const char *updates[]    = {ValuesUpdateName(ValuesUpdate::kAuto), ValuesUpdateName(ValuesUpdate::kRebuild)};
   PetscInt    vu           = PetscInt(*values);
+  const char *whens[]      = {BuildAtName(BuildAt::kUse), BuildAtName(BuildAt::kAssembly)};
+  PetscInt    ba           = PetscInt(*build_at);
   const char *builds[]     = {"device", "host"};
   PetscInt    bo           = op.build_on_host ? 1 : 0;
   PetscBool   set_b        = PETSC_FALSE;
@@ -188,6 +196,10 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
                               "A change that keeps the nonzero pattern (reassembly, MatScale, MatZeroRows with MAT_KEEP_NONZERO_PATTERN, ...): auto (refill the "
                               "format copy's values only, through a slot map made at the first such change) or rebuild (convert in full)",
                               man.c_str(), updates, 2, updates[vu], &vu, NULL));
+  PetscCall(PetscOptionsEList("-mat_gpumats_build_at",
+                              "When a final assembly brings the format copy up to date: assembly (inside MatAssemblyEnd) or use (at the first product, "
+                              "MatGetDiagonal or view after it, as aijcusparse copies at first use)",
+                              man.c_str(), whens, 2, whens[ba], &ba, NULL));
   if (device)
     PetscCall(PetscOptionsEList("-mat_gpumats_build",
                                 "Where the GPU copy is converted from the CSR: device (on the GPU, from one upload of the CSR) or host (on the host, then uploaded in "
@@ -196,6 +208,7 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   PetscOptionsEnd();
   *transpose = TransposeMode(tm);
   *values    = ValuesUpdate(vu);
+  *build_at  = BuildAt(ba);
   PetscCheck(K >= -1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_gpumats_long_rows %" PetscInt_FMT " is invalid: use a row length >= 1, 0 (never split rows) or -1 (chosen per matrix)", K);
   if (set_k && K != op.long_rows) {
@@ -499,7 +512,7 @@ void FormatOperator::clear_all()
 }
 
 void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, SplitRule split, PetscInt block_size, bool device, bool compress_rows,
-                                void *stream)
+                                void *stream, const DeviceCsrIn *on_device)
 {
   clear_all();
   if (compress_rows && (!order.empty() || split.long_rows)) throw std::logic_error("row compression of a renumbered or split block");
@@ -510,10 +523,13 @@ void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> 
   auto upload = [&](const CsrIn &B) {
     up.reset(); // a superseded upload goes first
     cuda::enter_step(log.get(), cuda::BuildStep::kUpload, stream);
-    up = std::make_unique<cuda::DeviceCsr<Scalar, PetscInt>>(B, stream);
+    if (on_device && B.row_ptr == A.row_ptr) // the block itself, which is on the GPU already
+      up = std::make_unique<cuda::DeviceCsr<Scalar, PetscInt>>(CsrIn{B.nrows, B.ncols, on_device->row_ptr, on_device->col_ind, on_device->val}, B.nnz(),
+                                                                cuda::DeviceCsr<Scalar, PetscInt>::OnDevice{}, stream);
+    else up = std::make_unique<cuda::DeviceCsr<Scalar, PetscInt>>(B, stream);
   };
 #else
-  (void)stream;
+  (void)stream, (void)on_device;
 #endif
   try {
     Csr<Scalar, PetscInt> P, H, C; // the block in the copy's order; the head of its rows after a split; its rows with entries
@@ -648,7 +664,7 @@ PetscErrorCode PatternOf(Mat block, PetscInt m, PetscInt n, const PetscInt *ia, 
 } // namespace
 
 PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed,
-                               ValuesUpdate values, UpdateCounts *counts)
+                               ValuesUpdate values, UpdateCounts *counts, const DeviceCsrIn *on_device)
 {
   const PetscInt           *ia, *ja;
   const PetscScalar        *aa;
@@ -674,6 +690,7 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   else if (!op.pattern.valid) full = "no copy of this block with these parameters yet";
   else if (!op.pattern.same(now)) full = "the nonzero pattern changed";
   if (device) PetscCall(CurrentStream(&stream));
+  if (!device || transposed || reorder) on_device = nullptr; // (a transposed or renumbered block is made on the host)
 
   PetscErrorCode err = PETSC_SUCCESS;
   if (!full) { // the copy's structure is right: only the values move
@@ -681,8 +698,9 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
     const std::size_t had   = op.slot_bytes();
     PetscCall(PetscLogEventBegin(values_event, block, 0, 0, 0));
     err = guarded(PETSC_COMM_SELF, device ? "updating the values of the GPU format" : "updating the values of the host format",
-                  [&] { exact = op.update_values(A, block_size, device, stream); });
-    if (!err && exact && device) err = PetscLogCpuToGpu((PetscLogDouble)(A.nnz() * sizeof(PetscScalar)));
+                  [&] { exact = on_device ? op.update_values(CsrIn{m, n, ia, ja, on_device->val}, block_size, device, stream, true)
+                                          : op.update_values(A, block_size, device, stream); });
+    if (!err && exact && device && !on_device) err = PetscLogCpuToGpu((PetscLogDouble)(A.nnz() * sizeof(PetscScalar)));
     PetscCall(PetscLogEventEnd(values_event, block, 0, 0, 0));
     if (err) op.forget_pattern(); // its values may be half refilled: the next change converts in full
     else if (exact) {
@@ -705,12 +723,12 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
       const SplitRule split = diagonal ? SplitRule{op.long_rows, !f.split_long_rows} : SplitRule{};
       // an off-diagonal block keeps its rows with entries only where most rows have none
       const bool compress = !diagonal && !transposed && worth_compressing_rows(B);
-      op.build_copy(B, order, split, block_size, device, compress, stream);
+      op.build_copy(B, order, split, block_size, device, compress, stream, on_device);
     });
     if (!err) {
       if (!transposed) op.pattern = now; // (a transposed copy is never refilled: it goes when the matrix changes)
       if (counts) counts->conversions++;
-      if (device) err = PetscLogCpuToGpu((PetscLogDouble)(A.nnz() * (sizeof(PetscScalar) + sizeof(PetscInt)) + (m + 1) * sizeof(PetscInt)));
+      if (device && !on_device) err = PetscLogCpuToGpu((PetscLogDouble)(A.nnz() * (sizeof(PetscScalar) + sizeof(PetscInt)) + (m + 1) * sizeof(PetscInt)));
     }
     PetscCall(PetscLogEventEnd(f.convert_event, block, 0, 0, 0));
     if (!err) PetscCall(PetscInfo(block, "%s copy: converted in full: %s\n", f.title, full));

@@ -24,6 +24,12 @@
 //     back to AIJ sync explicitly. Host values (MatSetValuesCOO with a host v) sync first too.
 // MPI (mpiaij<format>cuda), values on the device: copied to the host once and handed to
 //   MPIAIJ's MatSetValuesCOO (a round trip; the device path for the MPI types is future work).
+// MPI, every type and build: MPIAIJ's MatSetPreallocationCOO makes new diagonal and off-diagonal
+//   blocks and converts them into the matrix's root type, which for ours is one of our Seq types.
+//   The MPI type keeps the format copies of its blocks itself (mpi.cxx), so such blocks would hold
+//   a second copy each, and PETSc's converters out of MPIAIJ replace a block of an unknown type
+//   with an empty one (MatSetType: mpiaijcusparse multiplied to zero). The blocks are made plain
+//   SeqAIJ again after the preallocation, as MPIAIJ's other preallocations leave them.
 //
 // The Mat_SeqAIJ hooks need PETSc's private header src/mat/impls/aij/seq/aij.h, found where PETSc
 // is used from its source tree (PETSC_DIR/PETSC_ARCH), as the GPU builds are.
@@ -37,12 +43,33 @@
 
 namespace gpumats {
 
-#if PetscDefined(HAVE_CUDA)
-
 namespace {
 
 using PreallocFn  = PetscErrorCode (*)(Mat, PetscCount, PetscInt[], PetscInt[]);
 using SetValuesFn = PetscErrorCode (*)(Mat, const PetscScalar[], InsertMode);
+
+PetscErrorCode MpiPreallocationCOO(Mat A, PetscCount n, PetscInt coo_i[], PetscInt coo_j[])
+{
+  Mat Ad, Ao;
+
+  PetscFunctionBegin;
+  Data(A)->ncoo = n;
+  PetscCall(reinterpret_cast<PreallocFn>(Data(A)->coo_saved[0])(A, n, coo_i, coo_j));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, nullptr));
+  for (Mat block : {Ad, Ao}) {
+    PetscBool plain;
+    PetscCall(PetscObjectTypeCompare((PetscObject)block, MATSEQAIJ, &plain));
+    if (!plain) PetscCall(MatConvert(block, MATSEQAIJ, MAT_INPLACE_MATRIX, &block));
+  }
+  Data(A)->invalidate(); // new blocks: the format copies are rebuilt at the next use
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace
+
+#if PetscDefined(HAVE_CUDA)
+
+namespace {
 
 // ---- the host values of a Seq GPU matrix whose values arrived on the device -------------------
 
@@ -168,14 +195,6 @@ PetscErrorCode SeqSetValuesCOO(Mat A, const PetscScalar v[], InsertMode mode)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MpiPreallocationCOO(Mat A, PetscCount n, PetscInt coo_i[], PetscInt coo_j[])
-{
-  PetscFunctionBegin;
-  Data(A)->ncoo = n;
-  PetscCall(reinterpret_cast<PreallocFn>(Data(A)->coo_saved[0])(A, n, coo_i, coo_j));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 // device values: one copy to the host, then MPIAIJ's (which sends remote entries on the host)
 PetscErrorCode MpiSetValuesCOO(Mat A, const PetscScalar v[], InsertMode mode)
 {
@@ -219,28 +238,40 @@ PetscErrorCode SyncHostValues(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+#else // without a CUDA PETSc there are no device values
+
+PetscErrorCode SyncHostValues(Mat) { return PETSC_SUCCESS; }
+
+#endif
+
+// Seq: device values only (a CUDA PETSc and a GPU type); MPI: the preallocation always (its
+// blocks), the values with device values only
 PetscErrorCode InstallCOO(Mat A, bool mpi)
 {
-  TypeData *d = Data(A);
-  OpFn      f0 = nullptr, f1 = nullptr;
+  TypeData  *d      = Data(A);
+  const bool device = d->device && PetscDefined(HAVE_CUDA);
+  OpFn       f0 = nullptr, f1 = nullptr;
 
   PetscFunctionBegin;
-  if (!d->device) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!mpi && !device) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetPreallocationCOO_C", &f0));
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetValuesCOO_C", &f1));
   if (!f0 || !f1) PetscFunctionReturn(PETSC_SUCCESS); // PETSc's generic fallback (MatSetValues) then: host only
   // never save our own (which would call itself): installed once per TypeData, removed by ToAIJ
-  PetscCheck(f1 != reinterpret_cast<OpFn>(SeqSetValuesCOO) && f1 != reinterpret_cast<OpFn>(MpiSetValuesCOO), PETSC_COMM_SELF, PETSC_ERR_PLIB,
-             "petsc-gpumats: COO operations installed twice on a %s", ((PetscObject)A)->type_name);
+  PetscCheck(f0 != reinterpret_cast<OpFn>(MpiPreallocationCOO), PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-gpumats: COO operations installed twice on a %s",
+             ((PetscObject)A)->type_name);
   d->coo_saved[0] = f0, d->coo_saved[1] = f1;
-  if (mpi) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MpiPreallocationCOO));
-    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", MpiSetValuesCOO));
-  } else {
+  if (mpi) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MpiPreallocationCOO));
+#if PetscDefined(HAVE_CUDA)
+  PetscCheck(f0 != reinterpret_cast<OpFn>(SeqPreallocationCOO), PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-gpumats: COO operations installed twice on a %s",
+             ((PetscObject)A)->type_name);
+  if (mpi && device) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", MpiSetValuesCOO));
+  if (!mpi) {
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", SeqPreallocationCOO));
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", SeqSetValuesCOO));
     SetArrayHooks(A, true);
   }
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -250,22 +281,16 @@ PetscErrorCode UninstallCOO(Mat A, bool mpi)
 
   PetscFunctionBegin;
   if (!d || !d->coo_saved[0]) PetscFunctionReturn(PETSC_SUCCESS);
+#if PetscDefined(HAVE_CUDA)
   if (!mpi) {
     PetscCall(SyncHostValues(A)); // the plain SeqAIJ left behind reads its host values
     SetArrayHooks(A, false);
   }
+#endif
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", reinterpret_cast<PreallocFn>(d->coo_saved[0])));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", reinterpret_cast<SetValuesFn>(d->coo_saved[1])));
   d->coo_saved[0] = d->coo_saved[1] = nullptr;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-
-#else // without a CUDA PETSc there are no device values: the inherited COO operations serve
-
-PetscErrorCode SyncHostValues(Mat) { return PETSC_SUCCESS; }
-PetscErrorCode InstallCOO(Mat, bool) { return PETSC_SUCCESS; }
-PetscErrorCode UninstallCOO(Mat, bool) { return PETSC_SUCCESS; }
-
-#endif
 
 } // namespace gpumats

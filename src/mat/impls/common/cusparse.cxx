@@ -17,6 +17,7 @@
 #include <cstring>
 
 #if PetscDefined(HAVE_CUDA)
+  #include <../src/mat/impls/aij/seq/aij.h> // Mat_SeqAIJ: a product's pattern is written into C's arrays directly
 PETSC_EXTERN PetscErrorCode MatGetFactor_seqaijcusparse_cusparse(Mat, MatFactorType, Mat *);
 #endif
 
@@ -26,7 +27,7 @@ void TypeData::drop_shadow()
 {
   if (shadow) (void)MatDestroy(&shadow);
   shadow_state = shadow_nz = -1;
-  shadow_coo = coo_pending = host_stale = false; // (host_stale: callers sync before dropping a shadow that holds the values)
+  shadow_coo = coo_pending = host_stale = shadow_shares = false; // (host_stale: callers sync before dropping a shadow that holds the values)
 }
 
 #if PetscDefined(HAVE_CUDA)
@@ -79,15 +80,21 @@ PetscErrorCode ShadowOf(Mat A, Mat *S)
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure for the cuSPARSE shadow of a %s", ((PetscObject)A)->type_name);
   PetscCall(MatSeqAIJGetArrayRead(A, &va));
   if (!d->shadow) {
-    PetscCall(MatCreate(PETSC_COMM_SELF, &d->shadow));
-    PetscCall(MatSetSizes(d->shadow, A->rmap->n, A->cmap->n, A->rmap->n, A->cmap->n));
+    // A's own host arrays, shared (SeqAIJ's MatGetRowIJ hands out its arrays themselves), so that
+    // making the shadow costs no copy on the host: ksp ex56 -ne 59's GAMG spent 0.87 s in 13
+    // shadows built by preallocation and insertion, row by row. The shadow never owns or frees
+    // them; it is dropped (above) as soon as A's nonzero state moves, which is when SeqAIJ
+    // reallocates them.
+    PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, A->rmap->n, A->cmap->n, const_cast<PetscInt *>(ia), const_cast<PetscInt *>(ja),
+                                        const_cast<PetscScalar *>(va), &d->shadow));
     PetscCall(MatSetBlockSizesFromMats(d->shadow, A, A));
-    PetscCall(MatSetType(d->shadow, MATSEQAIJCUSPARSE));
-    PetscCall(MatSeqAIJSetPreallocationCSR(d->shadow, ia, ja, va));
-    d->shadow_nz = nz;
+    PetscCall(MatConvert(d->shadow, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, &d->shadow));
+    d->shadow_nz     = nz;
+    d->shadow_shares = true;
   } else {
-    PetscCall(MatSeqAIJGetArrayWrite(d->shadow, &vs)); // marks the host side current: aijcusparse uploads at its next use
-    PetscCall(PetscArraycpy(vs, va, ia[n]));
+    // marks the host side current: aijcusparse uploads at its next use
+    PetscCall(MatSeqAIJGetArrayWrite(d->shadow, &vs));
+    if (!d->shadow_shares) PetscCall(PetscArraycpy(vs, va, ia[n])); // (shared arrays hold A's values already)
     PetscCall(MatSeqAIJRestoreArrayWrite(d->shadow, &vs));
   }
   PetscCall(MatSeqAIJRestoreArrayRead(A, &va));
@@ -95,6 +102,28 @@ PetscErrorCode ShadowOf(Mat A, Mat *S)
   d->shadow_state = st;
   PetscCall(PetscLogEventEnd(shadow_event, A, 0, 0, 0));
   *S = d->shadow;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ShadowDeviceCsr(Mat A, DeviceCsrIn *csr, PetscBool *have)
+{
+  Mat                S;
+  const int         *i, *j;
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  *have = PETSC_FALSE;
+  if (!Data(A)->shadow || sizeof(PetscInt) != sizeof(int)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(ShadowOf(A, &S));
+  PetscCall(MatSeqAIJCUSPARSEGetIJ(S, PETSC_FALSE, &i, &j)); // uploads what aijcusparse does not hold yet
+  PetscCall(MatSeqAIJCUSPARSEGetArrayRead(S, &a));
+  csr->row_ptr = reinterpret_cast<const PetscInt *>(i);
+  csr->col_ind = reinterpret_cast<const PetscInt *>(j);
+  csr->val     = a;
+  // (restored at once: aijcusparse keeps the arrays while S does not change)
+  PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(S, &a));
+  PetscCall(MatSeqAIJCUSPARSERestoreIJ(S, PETSC_FALSE, &i, &j));
+  *have = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -149,8 +178,13 @@ int Operands(Mat C, Mat op[3])
 PetscErrorCode Stand_in(Mat X, Mat *S)
 {
   PetscFunctionBegin;
-  if (OurDeviceSeq(X)) PetscCall(ShadowOf(X, S));
-  else *S = X;
+  if (OurDeviceSeq(X)) {
+    PetscCall(ShadowOf(X, S));
+    // the operands of a setup's products are the solver's operators and transfers (GAMG's A and
+    // prolongators): their copies are built here, from the shadow's CSR on the GPU, rather than
+    // from an upload of their own at their first product, inside the solve
+    PetscCall(SeqEnsureCurrent(X));
+  } else *S = X;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -166,6 +200,51 @@ PetscErrorCode HostProduct(Mat C)
       PetscCall(Data(op[i])->call<PetscErrorCode (*)(Mat)>(kProductSetFromOptions, C));
       break;
     }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// Gives the Seq matrix C, not yet preallocated, the CSR pattern (ia, ja) with zero values and
+// assembles it, writing the column indices into Mat_SeqAIJ's arrays in one copy, as aijcusparse's
+// own products do: MatSeqAIJSetPreallocationCSR inserts them row by row through MatSetValues, an
+// O(nnz) pass of searches that costs seconds on GAMG's largest products.
+PetscErrorCode SetPattern(Mat C, const PetscInt *ia, const PetscInt *ja)
+{
+  const PetscInt m = C->rmap->n;
+  PetscInt      *nnz;
+
+  PetscFunctionBegin;
+  PetscCheck(ia[0] == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a product's row offsets must start at 0");
+  PetscCall(PetscMalloc1(m + 1, &nnz));
+  for (PetscInt r = 0; r < m; ++r) nnz[r] = ia[r + 1] - ia[r];
+  PetscCall(MatSeqAIJSetPreallocation(C, 0, nnz));
+  PetscCall(PetscFree(nnz));
+  auto *c = static_cast<Mat_SeqAIJ *>(C->data);
+  PetscCheck(c->i[m] == ia[m], PETSC_COMM_SELF, PETSC_ERR_PLIB, "preallocation of a product's pattern: %" PetscInt_FMT " slots for %" PetscInt_FMT " entries", c->i[m], ia[m]);
+  PetscCall(PetscArraycpy(c->j, ja, ia[m]));
+  PetscCall(PetscArrayzero(c->a, ia[m]));
+  for (PetscInt r = 0; r < m; ++r) c->ilen[r] = c->imax[r];
+  c->nz = ia[m];
+  PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatSetOption(C, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// After a numeric phase: inner (aijcusparse, on the GPU, with C's values and pattern) is C's shadow,
+// so that C as an operand of the next product (GAMG's coarse operators, prolongators) costs no upload
+PetscErrorCode AdoptInnerAsShadow(Mat C, Mat inner)
+{
+  TypeData *d = Data(C);
+
+  PetscFunctionBegin;
+  if (d->shadow != inner) {
+    if (d->host_stale) PetscCall(SyncHostValues(C));
+    d->drop_shadow();
+    PetscCall(PetscObjectReference((PetscObject)inner));
+    d->shadow = inner;
+  }
+  PetscCall(PetscObjectStateGet((PetscObject)C, &d->shadow_state));
+  PetscCall(MatGetNonzeroState(C, &d->shadow_nz));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -198,13 +277,12 @@ PetscErrorCode ProductNumeric(Mat C)
   PetscCall(MatSeqAIJRestoreArrayWrite(C, &vc));
   PetscCall(MatSeqAIJRestoreArrayRead(pd->inner, &vi));
   PetscCall(PetscLogEventEnd(product_event, C, 0, 0, 0));
-  if (!OurDeviceSeq(C)) { // first numeric phase: C becomes our type, built once from its values
-    MatType t = OurDeviceSeq(op[0]) ? ((PetscObject)op[0])->type_name : ((PetscObject)op[1])->type_name;
-    PetscCall(MatConvert(C, t, MAT_INPLACE_MATRIX, &C));
-  } else {
-    PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
-  }
+  PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
+  PetscCall(AdoptInnerAsShadow(C, pd->inner));
+  // C's copy now, from inner's CSR on the GPU (no upload): GAMG's coarse operators and
+  // prolongators are multiplied in the solve, and built here they are built in the setup
+  PetscCall(SeqEnsureCurrent(C));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -247,13 +325,14 @@ PetscErrorCode ProductSymbolic(Mat C)
     PetscCall(C->ops->productsymbolic(C));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  // C takes inner's pattern as a plain SeqAIJ until its first numeric phase gives it values
+  // C is of our type (the first of our operands') from here on, with inner's pattern and zeros
   PetscCall(MatSetSizes(C, pd->inner->rmap->n, pd->inner->cmap->n, pd->inner->rmap->N, pd->inner->cmap->N));
   PetscCall(MatSetBlockSizesFromMats(C, pd->inner, pd->inner));
-  PetscCall(MatSetType(C, MATSEQAIJ));
+  PetscCall(MatSetType(C, ((PetscObject)op[OurDeviceSeq(op[0]) ? 0 : OurDeviceSeq(op[1]) ? 1 : 2])->type_name));
+  Data(C)->build_at = BuildAt::kUse; // not from the zeros below: ProductNumeric builds it from inner on the GPU
   PetscCall(MatGetRowIJ(pd->inner, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure in the cuSPARSE product");
-  PetscCall(MatSeqAIJSetPreallocationCSR(C, ia, ja, nullptr));
+  PetscCall(SetPattern(C, ia, ja));
   PetscCall(MatRestoreRowIJ(pd->inner, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   p->data                  = pd;
   p->destroy               = ProductDataDestroy;

@@ -78,6 +78,15 @@ struct BlockSource {
   }
 };
 
+// A block's CSR as it is already on the GPU, beside its host CSR (the arrays of its aijcusparse
+// shadow, cusparse.cxx: row_ptr[0] == 0, the same pattern and values as the host's): a GPU build
+// copies it on the device instead of uploading the host's, and a values-only update gathers from
+// its values.
+struct DeviceCsrIn {
+  const PetscInt    *row_ptr = nullptr, *col_ind = nullptr;
+  const PetscScalar *val     = nullptr;
+};
+
 // How build_copy cuts long rows (-mat_gpumats_long_rows): choose_split's arguments, applied to the
 // block's longest row (computed on the GPU for GPU builds). The default {0}: never.
 struct SplitRule {
@@ -252,8 +261,10 @@ public:
   // off-diagonal ones) with compress_rows its rows with entries only (RowMap). A GPU copy uploads
   // the block once, on `stream`, and builds from that upload (the split decision reads its longest
   // row there). Throws like build(), and then holds nothing.
+  // on_device: A as it is on the GPU already, copied there instead of uploaded where the block
+  // goes to the format unchanged (not renumbered, split or row-compressed).
   void build_copy(const CsrIn &A, const std::vector<std::int32_t> &order, SplitRule split, PetscInt block_size, bool device, bool compress_rows = false,
-                  void *stream = nullptr);
+                  void *stream = nullptr, const DeviceCsrIn *on_device = nullptr);
   // Refills the values of the copy build_copy made, from A: the block as handed to build_copy then
   // (same structure, new values). Renumbering, split and row map stay; the format's values and the
   // tail's are gathered through the slot maps (ValueSlots), made at the first call after a
@@ -424,6 +435,22 @@ enum class ValuesUpdate { kAuto = 0, kRebuild = 1 };
 // update an upload of the values, a gather and a synchronisation: too close to pay for slot maps.
 inline ValuesUpdate DefaultValuesUpdate(bool device) { return device ? ValuesUpdate::kRebuild : ValuesUpdate::kAuto; }
 const char *ValuesUpdateName(ValuesUpdate m); // "auto", "rebuild"
+// When a final assembly brings the format copies up to date (-mat_gpumats_build_at): inside
+// MatAssemblyEnd (assembly), or at the first use after it (use: a product, MatGetDiagonal, a view),
+// as aijcusparse copies to the GPU at its first use. A build that fails at first use fails that
+// call with the same error and leaves the AIJ matrix as it was; a MatConvert into our types builds
+// at once either way (all or nothing).
+// The default is assembly, by measurement (H200, ksp ex45 200^3, tests/gpu/build_check.sh;
+// zero-copy checks of tests/gpu/run.sh): ex45 assembles twice (DMCreateMatrix's zeros, then its
+// values), and building at first use halves its first-build time (sellpcuda 0.220 -> 0.150 s,
+// cmrscuda 0.121 s, against aijcusparse's assembly and copy 0.114 s) but moves builds of matrices
+// first multiplied in the solve (PCMG's, a Newton step's new Jacobian) into KSPSolve: one more
+// host-to-GPU copy there than aijcusparse in ex45 CG+MG and snes ex19 GMRES+MG. Products of our
+// types on the GPU (cusparse.cxx) build their results from the GPU in their numeric phase
+// whatever this says, so GAMG's intermediate products are never built from zeros.
+enum class BuildAt { kUse = 0, kAssembly = 1 };
+constexpr BuildAt kDefaultBuildAt = BuildAt::kAssembly;
+const char *BuildAtName(BuildAt m); // "use", "assembly"
 // This rank's format copies converted in full and refilled by values only, since the matrix
 // became the type (an MPI matrix counts its diagonal and off-diagonal blocks each; transposed
 // copies are not counted): what MatGpuMatsGetUpdateCounts reports and -mat_view prints.
@@ -444,10 +471,10 @@ PetscErrorCode DeviceDescription(std::string *s);
 // The CUDA stream PETSc's vector operations use, so kernels are ordered with them.
 PetscErrorCode CurrentStream(void **stream);
 // Reads the format's options for A (from SetFromOptions): the format's own and the glue's into op,
-// -mat_gpumats_transpose into *transpose and -mat_gpumats_values_update into *values (which change
-// no copy, so they do not set *changed). New parameters make op forget its pattern.
+// -mat_gpumats_transpose into *transpose, -mat_gpumats_values_update into *values and
+// -mat_gpumats_build_at into *build_at (which change no copy, so they do not set *changed). New parameters make op forget its pattern.
 PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, FormatOperator &op, TransposeMode *transpose, ValuesUpdate *values,
-                                 OptionItems PetscOptionsObject, PetscBool *changed);
+                                 BuildAt *build_at, OptionItems PetscOptionsObject, PetscBool *changed);
 // Brings op up to date with a SeqAIJ block, logging what it does (-log_view, -info); the block
 // stays untouched. With values auto, and op built from this block with its nonzero pattern still
 // (op.pattern), only the values move (FormatOperator::update_values, event GpuMatsValues);
@@ -459,8 +486,10 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
 // half of its rows have any (RowMap).
 // transposed: op becomes the copy of the block's transpose (for products with A^T), not renumbered,
 // and always converted in full (it is dropped when the matrix changes and made again when needed).
+// on_device (GPU copies, not transposed): the block's CSR as it is on the GPU already, read there
+// instead of uploading the host's (the host CSR is still read for the structure decisions).
 PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed = false,
-                               ValuesUpdate values = ValuesUpdate::kRebuild, UpdateCounts *counts = nullptr);
+                               ValuesUpdate values = ValuesUpdate::kRebuild, UpdateCounts *counts = nullptr, const DeviceCsrIn *on_device = nullptr);
 // The values-only update of a GPU copy from values that are on the GPU only (MatSetValuesCOO with
 // device values, coo.cxx): the block's structure is read on the host (it is current there: only
 // its values are stale), device_values holds its nnz values on the device. *done is false, and op

@@ -303,9 +303,24 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
   PetscCall(MatSetOption(Ad, MAT_USE_INODES, PETSC_FALSE));
   PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
   if (mode == MAT_FINAL_ASSEMBLY) {
-    PetscCall(Build(A, true));
+    if (Mpi(A)->build_at == BuildAt::kAssembly) PetscCall(Build(A, true));
+    else { // at the first use (-mat_gpumats_build_at use); stale transposed copies go now
+      Mpi(A)->valid = false;
+      PetscCall(Mpi(A)->diag_t.release_if_stale(Ad));
+      PetscCall(Mpi(A)->offd_t.release_if_stale(Ao));
+    }
     PetscCall(AdoptDM(A));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// AIJ's, on the host, after bringing the copies up to date: a use of the matrix (see seq.cxx).
+// Collective like the build, as PETSc's callers (PCJacobi, Chebyshev, GAMG) are.
+PetscErrorCode GetDiagonal(Mat A, Vec v)
+{
+  PetscFunctionBegin;
+  PetscCall(EnsureCurrent(A));
+  PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, Vec)>(kGetDiagonal, A, v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -326,6 +341,7 @@ PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
   Mpi(*B)->proto     = Mpi(A)->proto->clone_parameters();
   Mpi(*B)->transpose = Mpi(A)->transpose;
   Mpi(*B)->values_update = Mpi(A)->values_update;
+  Mpi(*B)->build_at      = Mpi(A)->build_at;
   Mpi(*B)->overlap   = Mpi(A)->overlap;
   if (Mpi(*B)->exchange != Mpi(A)->exchange) { // B was set up for the options' exchange, not A's
     Mpi(*B)->exchange = Mpi(A)->exchange;
@@ -481,7 +497,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   // products stay MPIAIJ's (host): the cuSPARSE bridge is for Seq matrices
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
-                              (OpFn)SetFromOptions, nullptr};
+                              (OpFn)SetFromOptions, nullptr,        (OpFn)GetDiagonal};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));
@@ -491,7 +507,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->values_update = DefaultValuesUpdate(device);
   d->proto  = f.make();
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<MpiKind>, ConvertBack<MpiKind>));
-  PetscCall(InstallCOO(A, true)); // device values for the GPU types (coo.cxx)
+  PetscCall(InstallCOO(A, true)); // plain blocks after COO preallocation; device values (coo.cxx)
   PetscCall(ReadExchangeOptions(A));
   if (A->assembled) {
     // (inside MatConvert, which increases A's state once when this returns: tolerated once, as

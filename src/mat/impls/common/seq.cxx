@@ -58,7 +58,14 @@ PetscErrorCode Build(Mat A, bool in_assembly)
     PetscCall(SyncHostValues(A));
   }
 #endif
-  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs, true, false, d->values_update, &d->updates));
+  DeviceCsrIn on_device;
+  PetscBool   have = PETSC_FALSE;
+#if PetscDefined(HAVE_CUDA)
+  // a matrix that is an operand or a result of products on the GPU holds its CSR there already,
+  // in its shadow: the copy is built from that rather than from an upload of its own
+  if (d->device && d->shadow) PetscCall(ShadowDeviceCsr(A, &on_device, &have));
+#endif
+  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs, true, false, d->values_update, &d->updates, have ? &on_device : nullptr));
   PetscCall(d->mark_current(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -127,9 +134,23 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
   PetscCall(MatSetOption(A, MAT_USE_INODES, PETSC_FALSE));
   PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
   if (mode == MAT_FINAL_ASSEMBLY) {
-    PetscCall(Build(A, true));
+    // at assembly, or at the first use (-mat_gpumats_build_at); either way a transposed copy is
+    // stale now and its memory goes
+    if (Seq(A)->build_at == BuildAt::kAssembly) PetscCall(Build(A, true));
+    else Seq(A)->invalidate();
     PetscCall(AdoptDM(A));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// AIJ's, on the host; but a use of the matrix, after which its copy is current: solvers read the
+// diagonal as they set up (PCJacobi, Chebyshev's estimates, GAMG), so the copy is built there
+// rather than in the first product of the solve, where aijcusparse's copy is made too
+PetscErrorCode GetDiagonal(Mat A, Vec v)
+{
+  PetscFunctionBegin;
+  PetscCall(EnsureCurrent(A));
+  PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, Vec)>(kGetDiagonal, A, v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -154,6 +175,7 @@ PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
   Seq(*B)->op        = Seq(A)->op->clone_parameters();
   Seq(*B)->transpose = Seq(A)->transpose;
   Seq(*B)->values_update = Seq(A)->values_update;
+  Seq(*B)->build_at      = Seq(A)->build_at;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -198,11 +220,13 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 
 } // namespace
 
+PetscErrorCode SeqEnsureCurrent(Mat A) { return EnsureCurrent(A); }
+
 PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
-                              (OpFn)SetFromOptions, device ? CusparseProductSetFromOptions() : nullptr};
+                              (OpFn)SetFromOptions, device ? CusparseProductSetFromOptions() : nullptr, (OpFn)GetDiagonal};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

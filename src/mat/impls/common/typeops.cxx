@@ -247,7 +247,7 @@ PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, Forma
 
   PetscFunctionBegin;
   if (d->saved[kSetFromOptions]) PetscCall(d->call<PetscErrorCode (*)(Mat, OptionItems)>(kSetFromOptions, A, PetscOptionsObject));
-  PetscCall(ReadFormatOptions(A, *d->info, d->device, proto, &d->transpose, &d->values_update, PetscOptionsObject, changed));
+  PetscCall(ReadFormatOptions(A, *d->info, d->device, proto, &d->transpose, &d->values_update, &d->build_at, PetscOptionsObject, changed));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

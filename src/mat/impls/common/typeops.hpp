@@ -25,11 +25,12 @@ enum OpIndex {
   kView,
   kSetFromOptions,
   kProductSetFromOptions,
+  kGetDiagonal,
   kNumOps
 };
 constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD,         MATOP_MULT_TRANSPOSE,        MATOP_MULT_TRANSPOSE_ADD,
                                                MATOP_ASSEMBLY_END, MATOP_DESTROY,          MATOP_DUPLICATE,             MATOP_VIEW,
-                                               MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS};
+                                               MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS, MATOP_GET_DIAGONAL};
 
 // A format copy of a SeqAIJ block, or of its transpose, kept while the block keeps the (id, state)
 // it was built from: the MPI types' diagonal and off-diagonal blocks and every transposed copy.
@@ -64,11 +65,15 @@ struct TypeData {
   Staging          stage;
   TransposeMode    transpose = TransposeMode::kAuto; // -mat_gpumats_transpose
   ValuesUpdate     values_update = ValuesUpdate::kAuto; // -mat_gpumats_values_update (DefaultValuesUpdate at creation)
+  BuildAt          build_at = kDefaultBuildAt;          // -mat_gpumats_build_at
   UpdateCounts     updates;                             // of the format copies, for MatGpuMatsGetUpdateCounts and -mat_view
   // the aijcusparse copy of a GPU Seq matrix that cuSPARSE products and factorizations work on
   // (cusparse.cxx), made at first use and kept current with the matrix
   Mat              shadow       = nullptr;
   PetscObjectState shadow_state = -1, shadow_nz = -1;
+  // the shadow holds A's own host arrays (made by ShadowOf), rather than arrays of its own (a
+  // product's result, which keeps the product's aijcusparse matrix as its shadow; a COO shadow)
+  bool             shadow_shares = false;
   // MatSetValuesCOO with device values (coo.cxx, GPU Seq types with a CUDA PETSc): the shadow was
   // preallocated with A's COO triplets (shadow_coo; coo_pending until it takes A's nonzero state,
   // which PETSc raises after the preallocation returns), and host_stale while A's newest values are
@@ -158,8 +163,11 @@ PetscErrorCode ConvertBack(Mat A, MatType newtype, MatReuse reuse, Mat *B)
   }
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &C));
   PetscCall(Kind::ToAIJ(C));
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)C, &plain, newtype, Kind::base, ""));
-  if (!plain && std::string(newtype) != "aij") PetscCall(MatConvert(C, newtype, MAT_INPLACE_MATRIX, &C));
+  // C is Kind::base now: into any other type asked for (aijcusparse: a plain AIJ would then be
+  // multiplied with the caller's CUDA vectors)
+  const std::string want(newtype);
+  plain = want == "aij" || want == Kind::base ? PETSC_TRUE : PETSC_FALSE;
+  if (!plain) PetscCall(MatConvert(C, newtype, MAT_INPLACE_MATRIX, &C));
   *B = C;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -176,8 +184,9 @@ PetscErrorCode AdoptDM(Mat A);
 PetscErrorCode RegisterCusparseBridge();
 OpFn           CusparseProductSetFromOptions();
 
-// The COO operations of the GPU types (coo.cxx): installed by FromAIJ, removed by ToAIJ (which
-// first brings the host values up to date); without a CUDA PETSc they do nothing.
+// The COO operations (coo.cxx), installed by FromAIJ, removed by ToAIJ (which first brings the
+// host values up to date): device values for the GPU types with a CUDA PETSc; for every MPI type,
+// the preallocation keeps its blocks plain SeqAIJ.
 PetscErrorCode InstallCOO(Mat A, bool mpi);
 PetscErrorCode UninstallCOO(Mat A, bool mpi);
 // Brings the host CSR values of a Seq GPU matrix up to date where its newest values are on the GPU
@@ -186,7 +195,15 @@ PetscErrorCode SyncHostValues(Mat A);
 #if PetscDefined(HAVE_CUDA)
 // The aijcusparse shadow of a GPU Seq matrix, current with its values (cusparse.cxx)
 PetscErrorCode ShadowOf(Mat A, Mat *S);
+// Where A (a GPU Seq matrix) has a shadow: its CSR on the GPU, current with A (made so as ShadowOf
+// does, aijcusparse uploading what changed), so that A's format copy is built from it without an
+// upload of its own; *have false where A has no shadow or cuSPARSE's indices are not PetscInt. The
+// arrays stay valid while the shadow and A do not change.
+PetscErrorCode ShadowDeviceCsr(Mat A, DeviceCsrIn *csr, PetscBool *have);
 #endif
+// Brings the format copy of one of our Seq matrices up to date now (seq.cxx): for a use the glue
+// foresees, such as an operand of a product on the GPU, whose shadow then serves the build.
+PetscErrorCode SeqEnsureCurrent(Mat A);
 // Reads the format's options when the user calls MatSetFromOptions, chaining to AIJ's first.
 PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, FormatOperator &proto, PetscBool *changed);
 

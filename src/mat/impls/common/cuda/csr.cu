@@ -100,6 +100,20 @@ DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, void *stream) : nrows_(A.n
 }
 
 template <class V, class I>
+DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, std::int64_t nnz, OnDevice, void *stream) : nrows_(A.nrows), ncols_(A.ncols), nnz_(nnz), stream_(stream)
+{
+  row_ptr_.resize(std::size_t(nrows_ + 1) * sizeof(I));
+  if (nrows_) copy_on_device(row_ptr_.get(), A.row_ptr, std::size_t(nrows_ + 1) * sizeof(I), stream);
+  else check(cudaMemsetAsync(row_ptr_.get(), 0, sizeof(I), static_cast<cudaStream_t>(stream)), "cudaMemsetAsync");
+  if (nnz_) {
+    col_.resize(std::size_t(nnz_) * sizeof(I));
+    val_.resize(std::size_t(nnz_) * sizeof(V));
+    copy_on_device(col_.get(), A.col_ind, std::size_t(nnz_) * sizeof(I), stream);
+    copy_on_device(val_.get(), A.val, std::size_t(nnz_) * sizeof(V), stream);
+  }
+}
+
+template <class V, class I>
 const std::int32_t *DeviceCsr<V, I>::row_lengths() const
 {
   if (nrows_ && !lengths_.get()) {

@@ -39,6 +39,11 @@ class DeviceCsr {
 public:
   // Uploads A; throws DeviceError (out of memory: out_of_memory()).
   DeviceCsr(const CsrView<V, I, I> &A, void *stream);
+  // Copies A, whose arrays are on the GPU already (an aijcusparse matrix's, row_ptr[0] == 0, nnz
+  // entries), device to device: no upload, and the build owns its input as after one; throws like
+  // the upload.
+  struct OnDevice {};
+  DeviceCsr(const CsrView<V, I, I> &A, std::int64_t nnz, OnDevice, void *stream);
 
   std::int64_t nrows() const { return nrows_; }
   std::int64_t ncols() const { return ncols_; }

@@ -81,6 +81,11 @@ void copy_to_device(void *dst, const void *src, std::size_t bytes, void *stream)
   check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync to device");
 }
 
+void copy_on_device(void *dst, const void *src, std::size_t bytes, void *stream)
+{
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync on the device");
+}
+
 void copy_to_host(void *dst, const void *src, std::size_t bytes, void *stream)
 {
   check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync to host");

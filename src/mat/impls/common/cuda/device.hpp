@@ -60,6 +60,7 @@ private:
 void copy_to_device(void *dst, const void *src, std::size_t bytes, void *stream);
 void copy_to_host(void *dst, const void *src, std::size_t bytes, void *stream);
 void copy_to_host_sync(void *dst, const void *src, std::size_t bytes, void *stream);
+void copy_on_device(void *dst, const void *src, std::size_t bytes, void *stream); // device to device
 
 // Page-locked host memory with one owner and one free: the staging buffers of the ghost exchange,
 // so that its copies run on the copy engines while kernels run, and return without waiting.
