@@ -46,24 +46,43 @@ $NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/g
   $O/cmrs/cuda.o $O/sellp/cuda.o $O/bellpack/cuda.o $O/auto/cuda.o -lcusparse \
   >build/test-logs/kernels-build.log 2>&1 || { tail -20 build/test-logs/kernels-build.log; fail=$((fail + 1)); }
 echo "# kernel unit tests"
-build/bin/test_kernels >build/test-logs/kernels.log 2>&1
-grep '^not ok' build/test-logs/kernels.log
-tail -1 build/test-logs/kernels.log
-tally build/test-logs/kernels.log
+# one process per part and precision, side by side (the host references dominate and the sweep
+# takes longer than one process may in a short device session), then the out-of-memory test alone:
+# it takes the whole GPU
+parts="cmrs cmrs-kernels sellp bellpack csr index-forms csr-upload gather values"
+for prec in double float; do
+  for p in $parts; do
+    [ "$p" = gather ] && [ "$prec" = float ] && continue # double only
+    build/bin/test_kernels --precision $prec --only $p >build/test-logs/kernels-$p-$prec.log 2>&1 &
+  done
+done
+wait
+build/bin/test_kernels --only oom >build/test-logs/kernels-oom-double.log 2>&1
+for log in build/test-logs/kernels-*-double.log build/test-logs/kernels-*-float.log; do
+  grep '^not ok' "$log"
+  echo "$(basename "$log" .log): $(tail -1 "$log")"
+  tally "$log"
+done
 fi
 if ! gskipped kernels && ! gskipped memcheck; then
-echo "# kernel unit tests under compute-sanitizer memcheck (reduced sweep)"
+echo "# kernel unit tests under compute-sanitizer memcheck (reduced sweep, one process per part)"
 SAN=$(command -v compute-sanitizer || echo "${CUDA_DIR:-/usr/local/cuda}/bin/compute-sanitizer")
-timeout 300 "$SAN" --tool memcheck --leak-check full --error-exitcode 3 build/bin/test_kernels --quick >build/test-logs/kernels-memcheck.log 2>&1
-rc=$?
-grep -E '^not ok|ERROR SUMMARY|Invalid' build/test-logs/kernels-memcheck.log | head -20
-if [ $rc = 0 ] && grep -q "ERROR SUMMARY: 0 errors" build/test-logs/kernels-memcheck.log; then
-  pass=$((pass + 1))
-  echo "ok memcheck: no memory errors"
-else
-  fail=$((fail + 1))
-  echo "not ok memcheck: exit $rc (see build/test-logs/kernels-memcheck.log)"
-fi
+for p in cmrs cmrs-kernels sellp bellpack csr index-forms csr-upload gather values; do
+  ( timeout 400 "$SAN" --tool memcheck --leak-check full --error-exitcode 3 build/bin/test_kernels --quick --only $p \
+      >build/test-logs/memcheck-$p.log 2>&1; echo "exit $?" >>build/test-logs/memcheck-$p.log ) &
+done
+wait
+for p in cmrs cmrs-kernels sellp bellpack csr index-forms csr-upload gather values; do
+  log=build/test-logs/memcheck-$p.log
+  grep -E '^not ok|Invalid' "$log" | head -10
+  if grep -q "^exit 0$" "$log" && grep -q "ERROR SUMMARY: 0 errors" "$log" && ! grep -q '^not ok' "$log"; then
+    pass=$((pass + 1))
+    echo "ok memcheck/$p: no memory errors"
+  else
+    fail=$((fail + 1))
+    echo "not ok memcheck/$p: $(tail -1 "$log"), $(grep -m1 'ERROR SUMMARY' "$log") (see $log)"
+  fi
+done
 fi
 
 # --- 4. the PETSc-level suite with the *cuda types -----------------------------------------------

@@ -33,7 +33,10 @@
 //     device slot map (slots_from_values on the value array of a device conversion of slot values)
 //     equals the host's (core/values.hpp), and a device copy refilled in place through values()
 //     equals, bit for bit, the device conversion of the new values, in every format and cuSPARSE CSR.
-// `--quick` runs a reduced sweep in double only, for compute-sanitizer memcheck.
+// `--quick` runs a reduced sweep in double only, for compute-sanitizer memcheck. `--only a,b` runs
+// the named parts only (cmrs, cmrs-kernels, sellp, bellpack, csr, index-forms, csr-upload, gather,
+// values, oom) and `--precision double|float` one precision: the full sweep takes longer than one
+// device call may, so tests/gpu/run.sh can split it.
 #include "../../src/mat/impls/auto/device.hpp"
 #include "../../src/mat/impls/bellpack/device.hpp"
 #include "../../src/mat/impls/bellpack/host.hpp"
@@ -49,6 +52,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -59,6 +63,14 @@ using testmat::Csr;
 namespace {
 
 bool quick = false;
+std::string only; // --only: comma-separated parts; empty: all
+
+bool part(const char *name)
+{
+  if (only.empty()) return true;
+  const std::string list = "," + only + ",";
+  return list.find("," + std::string(name) + ",") != std::string::npos;
+}
 
 template <class T>
 struct DeviceArray {
@@ -384,6 +396,7 @@ template <class V, class P>
 void run(const char *name, const char *vname, const std::vector<testmat::Named> &mats, const std::vector<P> &full, const std::vector<P> &reduced,
          bool (*one)(const Csr<V> &, const P &, std::string &))
 {
+  if (!part(name)) return;
   for (const auto &m : mats) {
     const Csr<V>          A     = testmat::cast<V>(m.A);
     const std::vector<P> &sweep = (quick || A.nrows > 20000) ? reduced : full;
@@ -534,9 +547,9 @@ void run_all(const char *vname)
   run<V, cmrs::Params>("cmrs-kernels", vname, mats, cp, ck, cmrs_kernels_case<V>);
   run<V, sellp::Params>("sellp", vname, mats, sp, sq, sellp_case<V>);
   run<V, bellpack::Params>("bellpack", vname, mats, bp, bq, bellpack_case<V>);
-  run_csr<V>(vname, mats);
-  run_index_forms<V>(vname, mats);
-  run_csr_from_upload<V>(vname, mats);
+  if (part("csr")) run_csr<V>(vname, mats);
+  if (part("index-forms")) run_index_forms<V>(vname, mats);
+  if (part("csr-upload")) run_csr_from_upload<V>(vname, mats);
 }
 
 // Out of GPU memory in the middle of a build: the GPU taken but for the upload and 8 MiB, so that
@@ -822,17 +835,32 @@ void values_update(const char *vname)
 
 int main(int argc, char **argv)
 {
-  for (int i = 1; i < argc; ++i) quick |= !std::strcmp(argv[i], "--quick");
+  std::string precision; // empty: both (double only with --quick)
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--quick") quick = true;
+    else if (a == "--only" && i + 1 < argc) only = argv[++i];
+    else if (a == "--precision" && i + 1 < argc) precision = argv[++i];
+    else {
+      std::fprintf(stderr, "test_kernels: unknown argument '%s' (--quick, --only parts, --precision double|float)\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!precision.empty() && precision != "double" && precision != "float") {
+    std::fprintf(stderr, "test_kernels: --precision %s: double or float\n", precision.c_str());
+    return 2;
+  }
+  const bool dbl = precision != "float", flt = !quick && precision != "double";
   std::string why;
   if (cuda::device_count(&why) == 0) {
     check::record(false, "gpu/device-present", "no CUDA device: " + why);
     return check::finish();
   }
-  run_all<double>("double");
-  if (!quick) run_all<float>("float"); // memcheck: the index arithmetic is the same for both
-  gather_and_dense();
-  values_update<double>("double");
-  if (!quick) values_update<float>("float");
-  if (!quick) out_of_memory(); // memcheck: nothing new to check, and it would shadow the whole GPU
+  if (dbl) run_all<double>("double");
+  if (flt) run_all<float>("float"); // memcheck: the index arithmetic is the same for both
+  if (part("gather") && dbl) gather_and_dense();
+  if (part("values") && dbl) values_update<double>("double");
+  if (part("values") && flt) values_update<float>("float");
+  if (part("oom") && !quick && dbl) out_of_memory(); // memcheck: nothing new to check, and it would shadow the whole GPU
   return check::finish();
 }
