@@ -10,8 +10,8 @@
 # Prints one line per run:
 #   matrix  variant  kernel  height  time(us)  x_aijcusparse  x_alg1  check  what -mat_view said
 # where x_aijcusparse = t(aijcusparse) / t (the bench's speedup column) and x_alg1 = t(raw
-# cusparseSpMV CSR ALG1) / t; above 1 is faster than cuSPARSE. "cmrscuda" alone is today's default
-# (strip height 16/sqrt(nnz per row), warp kernel). Then the fastest CMRS variant of each matrix.
+# cusparseSpMV CSR ALG1) / t; above 1 is faster than cuSPARSE. "cmrscuda" alone is the default
+# (-mat_cmrs_spmv auto with its height). Then the fastest CMRS variant of each matrix.
 # The bench's full output and its CSV (variants-<time>.csv; examples/bench_report.py reads it) go
 # to $OUT (build/cmrs-variants).
 #

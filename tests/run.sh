@@ -427,7 +427,8 @@ if ! skipped options; then
     expect_output "mat-view-info/$t" "$info" "${EX2[@]}" -mat_type "$t" $good -mat_view ::ascii_info
     expect_output "help-lists-options/$t" "$opts" "${EX2[@]}" -mat_type "$t" -help
     expect_output "reorder-view/$t" "in RCM order" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder rcm -mat_view ::ascii_info
-    if [ "$base" = cmrs ]; then # the SpMV kernel in -mat_view; segmented takes row order; auto on strips of 4 rows of ex2's 5-point Laplacian (under 32 entries): subwarp, 8 lanes
+    if [ "$base" = cmrs ]; then # the SpMV kernel in -mat_view; segmented takes row order; auto (the default) on ex2's 5-point Laplacian (at most 96 entries per strip): subwarp, 8 lanes, strips of 8 rows
+      expect_output "spmv-view/$t default" "CMRS.*strip height 8, entries sorted by column.*GPU kernel subwarp (8 lanes per strip)" "${EX2[@]}" -mat_type "$t" -mat_view ::ascii_info
       expect_output "spmv-view/$t shared" "CMRS.*entries sorted by column.*GPU kernel shared" "${EX2[@]}" -mat_type "$t" -mat_cmrs_spmv shared -mat_view ::ascii_info
       expect_output "spmv-view/$t segmented" "CMRS.*entries in row order.*GPU kernel segmented" "${EX2[@]}" -mat_type "$t" -mat_cmrs_spmv segmented -mat_view ::ascii_info
       expect_output "spmv-view/$t subwarp" "CMRS.*GPU kernel subwarp (16 lanes per strip)" "${EX2[@]}" -mat_type "$t" -mat_cmrs_spmv subwarp -mat_cmrs_lanes 16 -mat_view ::ascii_info

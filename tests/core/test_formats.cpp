@@ -698,14 +698,17 @@ void cmrs_kernels()
             }
     check::record(ok, "cmrs/kernel-keeps-layout/" + m.name, why);
   }
-  // the choices of auto and lanes 0: a strip of at most 32 entries on average is short
-  const auto r1 = cmrs::resolve_kernel(cmrs::Params{8, true, 1, cmrs::Kernel::kAuto}, 32 * 100, 8 * 100);
-  const auto r2 = cmrs::resolve_kernel(cmrs::Params{8, true, 1, cmrs::Kernel::kAuto}, 33 * 100, 8 * 100);
-  const auto r3 = cmrs::resolve_kernel(cmrs::Params{8, true, 1, cmrs::Kernel::kSubwarp}, 33 * 100, 8 * 100);
+  // the choices of auto and lanes 0 at their bounds: subwarp with 8 lanes up to 96 entries per strip
+  // on average, 16 lanes up to 320, shared above; an empty block takes 8 lanes
+  const auto at = [](cmrs::Kernel k, std::int64_t per_strip) { return cmrs::resolve_kernel(cmrs::Params{8, true, 1, k}, per_strip * 100, 8 * 100); };
+  const auto r1 = at(cmrs::Kernel::kAuto, 96), r2 = at(cmrs::Kernel::kAuto, 97), r3 = at(cmrs::Kernel::kAuto, 320), r5 = at(cmrs::Kernel::kAuto, 321);
   const auto r4 = cmrs::resolve_kernel(cmrs::Params{8, true, 1, cmrs::Kernel::kSubwarp}, 0, 0);
-  check::record(r1.kernel == cmrs::Kernel::kSubwarp && r1.lanes == 8 && r2.kernel == cmrs::Kernel::kWarp && r3.kernel == cmrs::Kernel::kSubwarp &&
-                  r3.lanes == 16 && r4.lanes == 8,
-                "cmrs/kernel-auto-from-strip-length", describe(r1) + "; " + describe(r2) + "; " + describe(r3) + "; " + describe(r4));
+  const auto r6 = at(cmrs::Kernel::kSubwarp, 1000);
+  check::record(r1.kernel == cmrs::Kernel::kSubwarp && r1.lanes == 8 && r2.kernel == cmrs::Kernel::kSubwarp && r2.lanes == 16 &&
+                  r3.kernel == cmrs::Kernel::kSubwarp && r3.lanes == 16 && r5.kernel == cmrs::Kernel::kShared && r4.lanes == 8 &&
+                  r6.kernel == cmrs::Kernel::kSubwarp && r6.lanes == 16,
+                "cmrs/kernel-auto-from-strip-length",
+                describe(r1) + "; " + describe(r2) + "; " + describe(r3) + "; " + describe(r5) + "; " + describe(r4) + "; " + describe(r6));
 }
 
 } // namespace

@@ -308,6 +308,28 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
   PetscCall(PetscSNPrintf(name, sizeof(name), "mult/%s/%s", type, mname));
   PetscCall(Check(comm, ok, name, why));
 
+  /* CMRS's default kernel choice (-mat_cmrs_spmv auto) on one rank, where the run sets no CMRS
+     option: segmented (strips of 16 rows, row order) where one row is far longer than the mean,
+     subwarp with 8 lanes on strips of 8 rows for the 5-point Laplacian */
+  if (ours && !strcmp(format, "cmrs")) {
+    PetscMPIInt size;
+    PetscBool   set_spmv, set_sort, set_h, dense, lap, found = PETSC_TRUE;
+    PetscCallMPI(MPI_Comm_size(comm, &size));
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-mat_cmrs_spmv", &set_spmv));
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-mat_cmrs_sort", &set_sort));
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-mat_cmrs_height", &set_h));
+    PetscCall(PetscStrcmp(mname, "dense-row", &dense));
+    PetscCall(PetscStrcmp(mname, "poisson2d", &lap));
+    if (size == 1 && !set_spmv && !set_sort && !set_h && (dense || lap)) {
+      const char *want = dense ? "strip height 16, entries in row order, basic layout (no padding), GPU kernel segmented"
+                               : "strip height 8, entries sorted by column, basic layout (no padding), GPU kernel subwarp (8 lanes per strip)";
+      PetscCall(ViewContains(B, want, &found));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "cmrs-auto-kernel/%s/%s", type, mname));
+      PetscCall(PetscSNPrintf(why, sizeof(why), "-mat_view does not say \"%s\"", want));
+      PetscCall(Check(comm, found, name, why));
+    }
+  }
+
   /* z = y + A x, z != y, and in place; in the format (on the GPU for *cuda types), also for the
      rectangular matrices, whose x and y differ in size */
   PetscCall(MatMultAdd(R, x, yin, zref));

@@ -16,7 +16,7 @@ struct CmrsTraits {
   // pad_multiple 0 the basic or the modified layout (see resolve); the SpMV kernel as set, auto
   // resolved per matrix by cmrs::resolve_kernel
   struct Params {
-    cmrs::Params core{0, true, 0};
+    cmrs::Params core{0, true, 0, cmrs::Kernel::kAuto};
     bool         sort_given = false; // -mat_cmrs_sort was given; else the kernel decides (row order for segmented)
   };
   using Matrix = cmrs::Matrix<Scalar>;
@@ -70,13 +70,21 @@ struct CmrsTraits {
   }
   static constexpr int kModifiedPad = 32; // the modified layout: strips padded to a warp's worth of entries
 
-  // Fills in what the user left to the matrix, from the mean row length mu. The CMRS paper's
-  // eq. (5.1), f(h, mu) = 1 + (lambda - b) / (h mu b), asks for long strips (h mu large); the
-  // register file and the transposing reduction of our kernel, which grow with h, ask for short
-  // ones. The height sweep on the H200 (config/tuning/cmrs-h200.csv: heights 1-16 on the six
-  // families, mu from 4 to 78) put the best height at 16 / sqrt(mu) within 6% on every family:
-  // 8 for mu = 4, 6 for mu = 7, 3 for mu = 26, 2 for mu = 78.
-  // The modified layout (16 rows padded to 32 entries) was never the fastest in that sweep
+  // Fills in what the user left to the matrix, from the mean row length mu.
+  // Kernel (auto): the kernel comparison on the H200 (examples/cmrs_variants.sh,
+  // docs/results/cmrs-variants-h200-2026-11-23.txt; six families, 15 kernel/height variants)
+  // had segmented with strips of 16 rows fastest where rows are uneven (powerlaw: 0.89x cuSPARSE,
+  // every other variant 0.52-0.83x), and subwarp or shared with strips of 8 rows fastest on every
+  // even family (cmrs::resolve_kernel picks between them); so auto takes segmented where the
+  // longest row is over kIrregular times the mean (unless -mat_cmrs_sort true asks for column
+  // order, which segmented cannot use), the others elsewhere.
+  // Height: 8 for shared and subwarp and 16 for segmented, the best of heights 4, 8 and 16 in that
+  // comparison on nearly every family (heights of 16 with the shared accumulators spill); for warp
+  // the paper's eq. (5.1), f(h, mu) = 1 + (lambda - b) / (h mu b), asks for long strips and the
+  // register accumulators of the warp kernel for short ones: the H200 height sweep
+  // (config/tuning/cmrs-h200.csv: heights 1-16, mu from 4 to 78) put its best height at
+  // 16 / sqrt(mu) within 6% on every family.
+  // Layout: the modified one (16 rows padded to 32 entries) was never the fastest in the sweep
   // (poisson7: 314 us against 249 us for height 6; random4: 210 against 189), so auto takes the
   // basic layout; -mat_cmrs_kernel modified still forces it.
   static Params resolve(const Params &p, const BlockSource &A, PetscInt)
@@ -84,11 +92,28 @@ struct CmrsTraits {
     Params       q  = p;
     const double mu = A.nrows() ? double(A.nnz()) / double(A.nrows()) : 0;
     if (!q.core.pad_multiple) q.core.pad_multiple = 1;
-    if (!q.core.height) q.core.height = mu > 0 ? int(std::min<double>(cmrs::kMaxHeight, std::max(1.0, std::round(kHeightScale / std::sqrt(mu))))) : 1;
+    if (q.core.kernel == cmrs::Kernel::kAuto && !q.sort_given && mu > 0 && double(A.longest_row()) > kIrregular * mu) {
+      q.core.kernel       = cmrs::Kernel::kSegmented;
+      q.core.sort_columns = false;
+    }
+    if (!q.core.height) {
+      switch (q.core.kernel) {
+      case cmrs::Kernel::kWarp:
+        q.core.height = mu > 0 ? int(std::min<double>(cmrs::kMaxHeight, std::max(1.0, std::round(kHeightScale / std::sqrt(mu))))) : 1;
+        break;
+      case cmrs::Kernel::kSegmented:
+        q.core.height = cmrs::kMaxHeight;
+        break;
+      default:
+        q.core.height = kSharedHeight;
+      }
+    }
     q.core = cmrs::resolve_kernel(q.core, A.nnz(), A.nrows()); // what the conversion will resolve: shown by -mat_view
     return q;
   }
-  static constexpr double kHeightScale = 16.0; // best height = 16 / sqrt(mu) on the H200 (see above)
+  static constexpr double kHeightScale  = 16.0; // warp: best height = 16 / sqrt(mu) on the H200 (see above)
+  static constexpr int    kSharedHeight = 8;    // shared and subwarp (see above)
+  static constexpr double kIrregular    = 4.0;  // auto: segmented where the longest row exceeds this many times the mean
 
   static Matrix    from_csr(const CsrIn &A, const Params &p) { return cmrs::from_csr(A, p.core); }
   static void      spmv(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { cmrs::spmv(M, x, ep); }

@@ -43,7 +43,8 @@ GPUMATS_HD inline std::uint32_t row_in_strip_of(std::uint32_t w) { return w & kR
 //   kSegmented entries in row order (sort_columns false): every warp step of 32 entries is
 //              summed by a segmented scan over the runs of equal row_in_strip, and each run's sum
 //              added once into the row's total
-//   kAuto      chosen per matrix by resolve_kernel from the average strip length
+//   kAuto      chosen per matrix: by resolve_kernel from the average strip length, by the glue
+//              also from the longest row (segmented for irregular rows)
 enum class Kernel : int { kWarp = 0, kShared, kSubwarp, kSegmented, kAuto };
 constexpr int kKernels = 5;
 inline const char *kernel_name(Kernel k)
@@ -75,20 +76,24 @@ inline void check_params(const Params &p)
     throw FormatError("CMRS: the segmented kernel sums each row's run of entries, so it needs the entries of each strip in row order (sort_columns false)");
 }
 
-// Strips of at most this many entries on average (one warp step) go to the subwarp kernel with
-// kAuto, and get 8 lanes each with lanes 0 (16 above). Not measured yet: placeholders until the
-// kernel comparison on the H200 (examples/cmrs_variants.sh) sets them.
-constexpr double kShortStrip = 32;
+// kAuto and lanes 0, from the average strip length: the kernel comparison on the H200
+// (examples/cmrs_variants.sh; docs/results/cmrs-variants-h200-2026-11-23.txt) with strips of 8
+// rows had subwarp with 8 lanes fastest up to about 12 entries per row (poisson7 1.09x cuSPARSE,
+// random4 1.11x), 16 lanes up to about 40 (random16 1.03x, poisson27 1.15x) and shared above
+// (block3, 78 per row: 1.26x); warp was never the fastest of them.
+constexpr double kSubwarp8Strip  = 96;  // mean entries per strip up to which subwarp takes 8 lanes
+constexpr double kSubwarp16Strip = 320; // ... and up to which kAuto takes subwarp (16 lanes), shared above
 
 // The parameters with kAuto and lanes 0 replaced by what they choose for a block of nrows rows and
 // nnz entries, from the average strip length nnz / strips. The host conversion and the device
-// build both call it, so a copy's params say which kernel runs.
+// build both call it, so a copy's params say which kernel runs. (The glue may resolve kAuto
+// itself first, from more than the mean: segmented for irregular rows.)
 inline Params resolve_kernel(Params p, std::int64_t nnz, std::int64_t nrows)
 {
   const std::int64_t strips = p.height > 0 ? (nrows + p.height - 1) / p.height : 0;
   const double       mean   = strips > 0 ? double(nnz) / double(strips) : 0;
-  if (p.kernel == Kernel::kAuto) p.kernel = mean <= kShortStrip ? Kernel::kSubwarp : Kernel::kWarp;
-  if (p.kernel == Kernel::kSubwarp && p.lanes == 0) p.lanes = mean <= kShortStrip ? 8 : 16;
+  if (p.kernel == Kernel::kAuto) p.kernel = mean <= kSubwarp16Strip ? Kernel::kSubwarp : Kernel::kShared;
+  if (p.kernel == Kernel::kSubwarp && p.lanes == 0) p.lanes = mean <= kSubwarp8Strip ? 8 : 16;
   return p;
 }
 
