@@ -35,8 +35,9 @@
 //     equals, bit for bit, the device conversion of the new values, in every format and cuSPARSE CSR.
 // `--quick` runs a reduced sweep in double only, for compute-sanitizer memcheck. `--only a,b` runs
 // the named parts only (cmrs, cmrs-kernels, sellp, bellpack, csr, index-forms, csr-upload, gather,
-// values, oom) and `--precision double|float` one precision: the full sweep takes longer than one
-// device call may, so tests/gpu/run.sh can split it.
+// values, oom), `--precision double|float` one precision and `--shard k/n` every n-th parameter set
+// of each sweep from the k-th: the full sweep takes longer than one device call may, so
+// tests/gpu/run.sh splits it.
 #include "../../src/mat/impls/auto/device.hpp"
 #include "../../src/mat/impls/bellpack/device.hpp"
 #include "../../src/mat/impls/bellpack/host.hpp"
@@ -63,7 +64,8 @@ using testmat::Csr;
 namespace {
 
 bool quick = false;
-std::string only; // --only: comma-separated parts; empty: all
+std::string only;                // --only: comma-separated parts; empty: all
+int         shard = 0, shards = 1; // --shard k/n: the k-th of n interleaved parts of each parameter sweep
 
 bool part(const char *name)
 {
@@ -402,7 +404,9 @@ void run(const char *name, const char *vname, const std::vector<testmat::Named> 
     const std::vector<P> &sweep = (quick || A.nrows > 20000) ? reduced : full;
     std::string           why;
     bool                  ok = true;
-    for (const P &p : sweep) {
+    for (std::size_t k = 0; k < sweep.size(); ++k) {
+      if (int(k % std::size_t(shards)) != shard) continue;
+      const P &p = sweep[k];
       try {
         if (!one(A, p, why)) {
           why = describe(p) + ": " + why;
@@ -841,8 +845,9 @@ int main(int argc, char **argv)
     if (a == "--quick") quick = true;
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
     else if (a == "--precision" && i + 1 < argc) precision = argv[++i];
+    else if (a == "--shard" && i + 1 < argc && std::sscanf(argv[i + 1], "%d/%d", &shard, &shards) == 2 && shards >= 1 && shard >= 0 && shard < shards) ++i;
     else {
-      std::fprintf(stderr, "test_kernels: unknown argument '%s' (--quick, --only parts, --precision double|float)\n", argv[i]);
+      std::fprintf(stderr, "test_kernels: unknown argument '%s' (--quick, --only parts, --precision double|float, --shard k/n)\n", argv[i]);
       return 2;
     }
   }
