@@ -283,6 +283,12 @@ PetscErrorCode ProductNumeric(Mat C)
   // C's copy now, from inner's CSR on the GPU (no upload): GAMG's coarse operators and
   // prolongators are multiplied in the solve, and built here they are built in the setup
   PetscCall(SeqEnsureCurrent(C));
+  // MatProductNumeric raises C's state once when this returns (matproduct.c): the copy and the
+  // shadow are current for that state, as a copy built inside MatAssemblyEnd is for its own.
+  // (Without this every product result was built twice and its shadow refilled from the host:
+  // ex56 GAMG's setup made 28 format copies.)
+  Data(C)->from_assembly = true;
+  Data(C)->shadow_state += 1;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
