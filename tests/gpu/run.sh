@@ -9,10 +9,13 @@
 #      and the types of PCMG's levels (every level's operator in ex45's -ksp_view a GPU type);
 #   5. zero-copy: inside KSPSolve a *cuda type copies no more between host and GPU than aijcusparse
 #      (ex45 CG with Jacobi, with PCMG on 3 levels and with GAMG, Chebyshev/Jacobi smoothers);
-#   6. placement: on 2 ranks each rank's GPU is its node-local rank modulo the GPUs (-mat_view), and
+#   6. memory: a *cuda type facing a full GPU (tests/petsc/test_oom.c) fails MatConvert and the build
+#      at assembly with PETSC_ERR_MEM, leaves the AIJ matrix intact and no CUDA error behind, and
+#      works once memory is back;
+#   7. placement: on 2 ranks each rank's GPU is its node-local rank modulo the GPUs (-mat_view), and
 #      ex45's CG takes aijcusparse's iterations with each ghost exchange, overlapped or not.
 # Prints "N passed, M failed" last; exits nonzero on any failure.
-# GPUMATS_GPU_SKIP: sections of this script to skip (kernels memcheck suite copies placement), so
+# GPUMATS_GPU_SKIP: sections of this script to skip (kernels memcheck suite copies memory placement), so
 # that a short device session can run a part; GPUMATS_SKIP: sections of tests/run.sh to skip in 4
 # besides those this script always skips.
 set -u
@@ -146,7 +149,17 @@ copies_case ex19-gmres-mg -pc_type mg -pc_mg_levels 3 -mg_levels_ksp_type chebys
 
 fi
 
-# --- 6. placement and the exchanges on 2 ranks ---------------------------------------------------
+# --- 6. out of GPU memory --------------------------------------------------------------------------
+if ! gskipped memory; then
+# alone: it fills the whole GPU with one allocation, leaving 16 MB, and converts a 1.44M-row Laplacian
+echo "# out of GPU memory: PETSC_ERR_MEM, the AIJ matrix intact, usable once memory is back (test_oom)"
+build/bin/test_oom -types cmrscuda,sellpcuda,bellpackcuda,autocuda >build/test-logs/oom.log 2>&1
+grep '^not ok' build/test-logs/oom.log
+echo "oom: $(tail -1 build/test-logs/oom.log)"
+tally build/test-logs/oom.log
+fi
+
+# --- 7. placement and the exchanges on 2 ranks ---------------------------------------------------
 if ! gskipped placement; then
 echo "# 2 ranks: one GPU per node-local rank, and CG with each ghost exchange"
 MPIEXEC=(mpiexec --oversubscribe)
