@@ -9,9 +9,9 @@
 #      and the types of PCMG's levels (every level's operator in ex45's -ksp_view a GPU type);
 #   5. zero-copy: inside KSPSolve a *cuda type copies no more between host and GPU than aijcusparse
 #      (ex45 CG with Jacobi, with PCMG on 3 levels and with GAMG, Chebyshev/Jacobi smoothers);
-#   6. memory: a *cuda type facing a full GPU (tests/petsc/test_oom.c) fails MatConvert and the build
-#      at assembly with PETSC_ERR_MEM, leaves the AIJ matrix intact and no CUDA error behind, and
-#      works once memory is back;
+#   6. memory: a *cuda type facing a full GPU (tests/petsc/test_oom.c) fails MatConvert and the first
+#      use after an assembly (which itself succeeds) with PETSC_ERR_MEM, leaves the AIJ matrix intact
+#      and no CUDA error behind, and works once memory is back;
 #   7. placement: on 2 ranks each rank's GPU is its node-local rank modulo the GPUs (-mat_view), and
 #      ex45's CG takes aijcusparse's iterations with each ghost exchange, overlapped or not.
 # Prints "N passed, M failed" last; exits nonzero on any failure.

@@ -61,6 +61,38 @@ PetscErrorCode TypeData::mark_current(Mat A, bool in_assembly)
 
 namespace {
 
+// The specific message of the last error (PetscErrorMessage's last argument is char ** before
+// PETSc 3.19 and const char ** since, its first int before 3.19 and PetscErrorCode since)
+template <class E, class S>
+const char *SpecificMessage(PetscErrorCode (*message)(E, const char *[], S **), PetscErrorCode err)
+{
+  S *specific = nullptr;
+  if (message(static_cast<E>(err), nullptr, &specific)) return nullptr;
+  return specific;
+}
+
+} // namespace
+
+PetscErrorCode BuildInAssembly(Mat A, PetscErrorCode (*build)(Mat, bool))
+{
+  PetscErrorCode err;
+
+  PetscFunctionBegin;
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
+  err = build(A, true);
+  PetscCall(PetscPopErrorHandler());
+  if (!err) PetscFunctionReturn(PETSC_SUCCESS);
+  const char *msg = SpecificMessage(PetscErrorMessage, err);
+  if (err == PETSC_ERR_MEM) {
+    PetscCall(PetscInfo(A, "%s; the format copy is built at the first use instead\n", msg ? msg : "out of memory"));
+    Data(A)->invalidate();
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  SETERRQ(PETSC_COMM_SELF, err, "%s", msg ? msg : "building the format copy failed");
+}
+
+namespace {
+
 PetscErrorCode RetrieveValues(Mat A)
 {
   TypeData *d = Data(A);

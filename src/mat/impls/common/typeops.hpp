@@ -172,6 +172,14 @@ PetscErrorCode ConvertBack(Mat A, MatType newtype, MatReuse reuse, Mat *B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// build(A, true) inside A's MatAssemblyEnd (Seq types), except that a copy refused for want of GPU
+// memory (PETSC_ERR_MEM) does not fail the assembly: the AIJ matrix is complete, whereas PETSc's
+// MatAssemblyEnd, interrupted by an error, would leave it unassembled and unusable (and its count
+// of nested assemblies off). The copy is left stale and built at the first use instead, which
+// raises the same error there while the memory is still short (tests/petsc/test_oom.c). Every
+// other error is raised as it was.
+PetscErrorCode BuildInAssembly(Mat A, PetscErrorCode (*build)(Mat, bool));
+
 // DMDA builds its interpolation matrices in the DM's matrix type only when that name starts with
 // aij, seqaij or mpiaij (dainterp.c), and as plain host AIJ otherwise, which would put every level
 // transfer of PCMG on the host. When A was created by a DM whose matrix type is one of our root
