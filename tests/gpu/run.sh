@@ -41,13 +41,15 @@ mkdir -p build/test-logs
 gskipped() { case " ${GPUMATS_GPU_SKIP:-} " in *" $1 "*) echo "# skipped: $1 (GPUMATS_GPU_SKIP)"; return 0 ;; esac; return 1; }
 
 # --- 3. kernel unit tests --------------------------------------------------------------------
-if ! gskipped kernels; then
+if ! gskipped kernels || ! gskipped memcheck; then
 NVCC=${CUDA_DIR:-/usr/local/cuda}/bin/nvcc
 # linked with the kernels' objects that make compiled (in parallel), not compiled again
 O=build/obj/mat/impls
 $NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/gpu/test_kernels.cu $O/common/cuda/device.o $O/common/cuda/csr.o \
   $O/cmrs/cuda.o $O/sellp/cuda.o $O/bellpack/cuda.o $O/auto/cuda.o -lcusparse \
   >build/test-logs/kernels-build.log 2>&1 || { tail -20 build/test-logs/kernels-build.log; fail=$((fail + 1)); }
+fi
+if ! gskipped kernels; then
 echo "# kernel unit tests"
 # one process per part and precision, side by side (the host references dominate and the sweep
 # takes longer than one process may in a short device session), then the out-of-memory test alone:
@@ -72,7 +74,7 @@ for log in build/test-logs/kernels-*-double.log build/test-logs/kernels-*-float.
   tally "$log"
 done
 fi
-if ! gskipped kernels && ! gskipped memcheck; then
+if ! gskipped memcheck; then
 echo "# kernel unit tests under compute-sanitizer memcheck (reduced sweep, one process per part)"
 SAN=$(command -v compute-sanitizer || echo "${CUDA_DIR:-/usr/local/cuda}/bin/compute-sanitizer")
 for p in cmrs cmrs-kernels sellp bellpack csr index-forms csr-upload gather values; do
