@@ -504,7 +504,7 @@ if ! skipped options; then
   bad cmrs "mat_cmrs_spmv.*warp.*shared.*subwarp.*segmented.*auto" -mat_cmrs_spmv bogus
   bad cmrs "-mat_cmrs_spmv segmented.*row order" -mat_cmrs_spmv segmented -mat_cmrs_sort true
   bad cmrs "-mat_cmrs_lanes 12 is out of range" -mat_cmrs_spmv subwarp -mat_cmrs_lanes 12
-  bad cmrs "-mat_cmrs_lanes sets the lanes per strip of -mat_cmrs_spmv subwarp" -mat_cmrs_lanes 8
+  bad cmrs "-mat_cmrs_lanes sets the lanes per strip of -mat_cmrs_spmv subwarp" -mat_cmrs_spmv warp -mat_cmrs_lanes 8
   bad sellp "-mat_sellp_slice_height" -mat_sellp_slice_height 3
   bad sellp "-mat_sellp_slice_height" -mat_sellp_slice_height 2048
   bad sellp "-mat_sellp_threads_per_row" -mat_sellp_threads_per_row 64
