@@ -319,10 +319,17 @@ PetscErrorCode ProductSymbolic(Mat C)
   // cuSPARSE's SpGEMM keeps its whole work space on the GPU and refuses the largest products
   // (CUSPARSE_STATUS_INSUFFICIENT_RESOURCES, as aijcusparse's GAMG does on ksp ex56 -ne 79): such
   // a product is computed by PETSc's host code instead, and the solve goes on
+  Mat_Product *own = pd->inner->product;
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
   PetscErrorCode err = MatProductSymbolic(pd->inner);
   PetscCall(PetscPopErrorHandler());
   PetscCall(PetscLogEventEnd(product_event, C, 0, 0, 0));
+  // PETSc forms PtAP, RARt and ABC as two products (MatProductSymbolic_ABC_Basic, matproduct.c),
+  // lending the second one's Mat_Product to the result while its symbolic phase runs; when that
+  // phase fails, the loan is never returned, and destroying the result then frees the second
+  // product's data through the wrong owner (ksp ex56 -ne 79: a segmentation fault after cuSPARSE
+  // refused the PtAP). The result gets its own Mat_Product back, whose data holds both products.
+  if (err && pd->inner->product != own) pd->inner->product = own;
   if (err) {
     PetscCall(PetscInfo(C, "cuSPARSE could not form the %s product (PETSc error %d): PETSc's host product instead\n", MatProductTypes[p->type], (int)err));
     PetscCall(FreeProductData(pd));
