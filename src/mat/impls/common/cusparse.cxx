@@ -332,6 +332,10 @@ PetscErrorCode ProductSymbolic(Mat C)
   if (err && pd->inner->product != own) pd->inner->product = own;
   if (err) {
     PetscCall(PetscInfo(C, "cuSPARSE could not form the %s product (PETSc error %d): PETSc's host product instead\n", MatProductTypes[p->type], (int)err));
+    // The failed product is not destroyed: PETSc's aijcusparse cannot free a product whose SpGEMM
+    // failed part way (thrust aborts the process: "CUDA free failed: cudaErrorInvalidValue", ksp
+    // ex56 -ne 79). Its GPU memory stays taken until the process ends; the solve goes on.
+    pd->inner = nullptr;
     PetscCall(FreeProductData(pd));
     PetscCall(HostProduct(C));
     PetscCheck(C->ops->productsymbolic && C->ops->productsymbolic != ProductSymbolic, PetscObjectComm((PetscObject)C), PETSC_ERR_SUP, "no host product %s to fall back to", MatProductTypes[p->type]);
