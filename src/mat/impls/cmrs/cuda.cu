@@ -80,34 +80,6 @@ __global__ __launch_bounds__(kBlock) void spmv_kernel(std::int64_t nstrips, std:
   }
 }
 
-// Sums LEN values per lane over each aligned group of 2*OFF lanes (OFF a power of two) with
-// transposing steps while LEN > 1, then plain xor steps: LEN/2 + LEN/4 + ... shuffles in place of
-// LEN*log2(2*OFF). Afterwards, with G = 2*OFF and g the lane's index in its group, v[0..R) hold
-// complete sums, R = max(1, LEN/G): lanes with g % S == 0, S = max(1, G/LEN), hold values
-// (g/S)*R .. (g/S)*R + R-1 (with G = 32 and LEN <= 32, cuda::TransposeReduce's result).
-template <int LEN, int OFF>
-struct GroupReduce {
-  template <class V>
-  static __device__ __forceinline__ void run(V *v, int lane)
-  {
-    if constexpr (OFF > 0) {
-      if constexpr (LEN > 1) {
-        constexpr int half  = LEN / 2;
-        const bool    upper = lane & OFF;
-#pragma unroll
-        for (int i = 0; i < half; ++i) {
-          const V send = upper ? v[i] : v[i + half];
-          const V keep = upper ? v[i + half] : v[i];
-          v[i]         = keep + __shfl_xor_sync(0xffffffffu, send, OFF);
-        }
-        GroupReduce<half, OFF / 2>::run(v, lane);
-      } else {
-        v[0] += __shfl_xor_sync(0xffffffffu, v[0], OFF);
-        GroupReduce<1, OFF / 2>::run(v, lane);
-      }
-    }
-  }
-};
 
 // shared and subwarp: G lanes per strip (8, 16 or 32), L = the height rounded up to a power of two
 // (the buffer's rows), height itself at run time. Strip s = warp * (32/G) + lane / G.
@@ -140,7 +112,7 @@ __global__ __launch_bounds__(kBlock) void shared_kernel(std::int64_t nstrips, st
   V acc[L];
 #pragma unroll
   for (int k = 0; k < L; ++k) acc[k] = mine[k * cuda::kWarp];
-  GroupReduce<L, G / 2>::run(acc, lane);
+  cuda::GroupReduce<L, G / 2>::run(acc, lane);
   if (s < nstrips && g % S == 0) {
 #pragma unroll
     for (int i = 0; i < R; ++i) {

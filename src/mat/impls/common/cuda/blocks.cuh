@@ -46,6 +46,35 @@ struct Log2<1> {
   static constexpr int value = 0;
 };
 
+// Sums LEN values per lane over each aligned group of 2*OFF lanes (OFF a power of two) with
+// transposing steps while LEN > 1, then plain xor steps: LEN/2 + LEN/4 + ... shuffles in place of
+// LEN*log2(2*OFF). Afterwards, with G = 2*OFF and g the lane's index in its group, v[0..R) hold
+// complete sums, R = max(1, LEN/G): lanes with g % S == 0, S = max(1, G/LEN), hold values
+// (g/S)*R .. (g/S)*R + R-1 (with G = 32 and LEN <= 32: TransposeReduce's result).
+template <int LEN, int OFF>
+struct GroupReduce {
+  template <class V>
+  static __device__ __forceinline__ void run(V *v, int lane)
+  {
+    if constexpr (OFF > 0) {
+      if constexpr (LEN > 1) {
+        constexpr int half  = LEN / 2;
+        const bool    upper = lane & OFF;
+#pragma unroll
+        for (int i = 0; i < half; ++i) {
+          const V send = upper ? v[i] : v[i + half];
+          const V keep = upper ? v[i + half] : v[i];
+          v[i]         = keep + __shfl_xor_sync(0xffffffffu, send, OFF);
+        }
+        GroupReduce<half, OFF / 2>::run(v, lane);
+      } else {
+        v[0] += __shfl_xor_sync(0xffffffffu, v[0], OFF);
+        GroupReduce<1, OFF / 2>::run(v, lane);
+      }
+    }
+  }
+};
+
 // Reduces LEN = 2^p values per lane over a full warp with LEN-1+5-p shuffles instead of 5*LEN:
 // at each of the first p steps a lane keeps half of its values and trades the other half with its
 // partner OFF lanes away. Afterwards lane l holds the sum of value (l >> (5-p)); returns it.
@@ -56,22 +85,8 @@ struct TransposeReduce {
   template <class V>
   static __device__ __forceinline__ V run(V *v, int lane)
   {
-    if constexpr (OFF == 0) {
-      return v[0];
-    } else if constexpr (LEN > 1) {
-      constexpr int half  = LEN / 2;
-      const bool    upper = lane & OFF;
-#pragma unroll
-      for (int i = 0; i < half; ++i) {
-        const V send = upper ? v[i] : v[i + half];
-        const V keep = upper ? v[i + half] : v[i];
-        v[i]         = keep + __shfl_xor_sync(0xffffffffu, send, OFF);
-      }
-      return TransposeReduce<half, OFF / 2>::run(v, lane);
-    } else {
-      v[0] += __shfl_xor_sync(0xffffffffu, v[0], OFF);
-      return TransposeReduce<1, OFF / 2>::run(v, lane);
-    }
+    GroupReduce<LEN, OFF>::run(v, lane);
+    return v[0];
   }
 };
 
