@@ -34,15 +34,11 @@ SMALL=${BENCH_ALL_SMALL:-0}
 mkdir -p "$OUT/matrices"
 
 if [ "${BENCH_ALL_BUILD:-1}" != 0 ]; then
-  conf="${PETSC_DIR:-/nonexistent}/${PETSC_ARCH:-}/include/petscconf.h"
-  if ! grep -q "define PETSC_HAVE_CUDA 1" "$conf" 2>/dev/null; then
-    eval "$(bash config/build-petsc-cuda.sh | tail -1)" || { echo "bench_all: no CUDA PETSc" >&2; exit 1; }
-  fi
-  export PETSC_DIR PETSC_ARCH
+  CUDA_PETSC_FAIL="bench_all: no CUDA PETSc" source tests/gpu/cuda_petsc.sh # (also sets PETSC_OPTIONS)
   echo "# building lib, build/bin/bench and the tutorials against $PETSC_DIR/$PETSC_ARCH (log: $OUT/build.log)"
   make -j"$(nproc)" lib build/bin/bench tutorials >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 fi
-export PETSC_OPTIONS="-use_gpu_aware_mpi 0 ${PETSC_OPTIONS:-}"
+case " ${PETSC_OPTIONS:-} " in *" -use_gpu_aware_mpi "*) ;; *) export PETSC_OPTIONS="-use_gpu_aware_mpi 0 ${PETSC_OPTIONS:-}" ;; esac
 
 # --- the tutorial matrices ---------------------------------------------------------------------
 # name -> the tutorial's command (one linear solve, the operator viewed in binary at its end)

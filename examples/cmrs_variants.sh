@@ -37,16 +37,12 @@ OUT=${CMRS_VARIANTS_OUT:-build/cmrs-variants}
 mkdir -p "$OUT"
 
 if [ "${CMRS_VARIANTS_BUILD:-1}" != 0 ]; then
-  conf="${PETSC_DIR:-/nonexistent}/${PETSC_ARCH:-}/include/petscconf.h"
-  if ! grep -q "define PETSC_HAVE_CUDA 1" "$conf" 2>/dev/null; then
-    eval "$(bash config/build-petsc-cuda.sh | tail -1)" || { echo "cmrs_variants: no CUDA PETSc" >&2; exit 1; }
-  fi
-  export PETSC_DIR PETSC_ARCH
+  CUDA_PETSC_FAIL="cmrs_variants: no CUDA PETSc" source tests/gpu/cuda_petsc.sh # (also sets PETSC_OPTIONS)
   echo "# building lib and build/bin/bench against $PETSC_DIR/$PETSC_ARCH (log: $OUT/build.log)"
   make -j"$(nproc)" lib build/bin/bench >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 fi
 [ -x build/bin/bench ] || { echo "cmrs_variants: no build/bin/bench (make bench, or CMRS_VARIANTS_BUILD=1)" >&2; exit 1; }
-export PETSC_OPTIONS="-use_gpu_aware_mpi 0 ${PETSC_OPTIONS:-}"
+case " ${PETSC_OPTIONS:-} " in *" -use_gpu_aware_mpi "*) ;; *) export PETSC_OPTIONS="-use_gpu_aware_mpi 0 ${PETSC_OPTIONS:-}" ;; esac
 
 # the tagged types and their options
 types=aijcusparse,cmrscuda
