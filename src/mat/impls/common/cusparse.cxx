@@ -10,8 +10,9 @@
 // more host CSR and the device CSR that aijcusparse itself would hold; -mat_gpumats_products host
 // (or a CPU-only PETSc) keeps PETSc's host products instead.
 //
-// Products come back in our type: the result's CSR is downloaded once into a SeqAIJ and the
-// format copy is built from it (the host arrays PETSc reads stay current by construction).
+// Products come back in our type: the result's pattern is written into its SeqAIJ once, at the
+// symbolic phase, and its values come down after each numeric phase (the host arrays PETSc reads
+// stay current); its format copy is built from the product's CSR on the GPU.
 #include "kinds.hpp"
 
 #include <cstring>
@@ -267,8 +268,8 @@ PetscErrorCode ProductNumeric(Mat C)
   }
   PetscCall(PetscLogEventBegin(product_event, C, 0, 0, 0));
   PetscCall(MatProductNumeric(pd->inner));
-  // the values come down once into C's host CSR (same pattern as inner's), then C's format copy
-  // is built from it at its assembly
+  // the values come down once into C's host CSR (same pattern as inner's); C's format copy is
+  // built below, from inner's CSR on the GPU
   PetscCall(MatGetInfo(pd->inner, MAT_LOCAL, &info));
   nnz = (PetscInt)info.nz_used;
   PetscCall(MatSeqAIJGetArrayRead(pd->inner, &vi));
@@ -284,9 +285,8 @@ PetscErrorCode ProductNumeric(Mat C)
   // prolongators are multiplied in the solve, and built here they are built in the setup
   PetscCall(SeqEnsureCurrent(C));
   // MatProductNumeric raises C's state once when this returns (matproduct.c): the copy and the
-  // shadow are current for that state, as a copy built inside MatAssemblyEnd is for its own.
-  // (Without this every product result was built twice and its shadow refilled from the host:
-  // ex56 GAMG's setup made 28 format copies.)
+  // shadow are current for that state, as a copy built inside MatAssemblyEnd is for its own
+  // (otherwise both would be stale at the result's first use and made again there).
   Data(C)->from_assembly = true;
   Data(C)->shadow_state += 1;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -319,17 +319,10 @@ PetscErrorCode ProductSymbolic(Mat C)
   // cuSPARSE's SpGEMM keeps its whole work space on the GPU and refuses the largest products
   // (CUSPARSE_STATUS_INSUFFICIENT_RESOURCES, as aijcusparse's GAMG does on ksp ex56 -ne 79): such
   // a product is computed by PETSc's host code instead, and the solve goes on
-  Mat_Product *own = pd->inner->product;
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
   PetscErrorCode err = MatProductSymbolic(pd->inner);
   PetscCall(PetscPopErrorHandler());
   PetscCall(PetscLogEventEnd(product_event, C, 0, 0, 0));
-  // PETSc forms PtAP, RARt and ABC as two products (MatProductSymbolic_ABC_Basic, matproduct.c),
-  // lending the second one's Mat_Product to the result while its symbolic phase runs; when that
-  // phase fails, the loan is never returned, and destroying the result then frees the second
-  // product's data through the wrong owner (ksp ex56 -ne 79: a segmentation fault after cuSPARSE
-  // refused the PtAP). The result gets its own Mat_Product back, whose data holds both products.
-  if (err && pd->inner->product != own) pd->inner->product = own;
   if (err) {
     PetscCall(PetscInfo(C, "cuSPARSE could not form the %s product (PETSc error %d): PETSc's host product instead\n", MatProductTypes[p->type], (int)err));
     // The failed product is not destroyed: PETSc's aijcusparse cannot free a product whose SpGEMM
