@@ -41,6 +41,8 @@ mkdir -p build/test-logs
 gskipped() { case " ${GPUMATS_GPU_SKIP:-} " in *" $1 "*) echo "# skipped: $1 (GPUMATS_GPU_SKIP)"; return 0 ;; esac; return 1; }
 
 # --- 3. kernel unit tests --------------------------------------------------------------------
+# test_kernels' parts (--only), each run as a process of its own here and under memcheck
+parts="cmrs cmrs-kernels sellp bellpack csr index-forms csr-upload gather values"
 if ! gskipped kernels || ! gskipped memcheck; then
 NVCC=${CUDA_DIR:-/usr/local/cuda}/bin/nvcc
 # linked with the kernels' objects that make compiled (in parallel), not compiled again
@@ -55,7 +57,6 @@ echo "# kernel unit tests"
 # takes longer than one process may in a short device session), then the out-of-memory test alone:
 # it takes the whole GPU
 # (the parameter sweeps of the formats in 4 shards each: SELL-P's alone ran past 460 s)
-parts="cmrs cmrs-kernels sellp bellpack csr index-forms csr-upload gather values"
 rm -f build/test-logs/kernels-*-double.log build/test-logs/kernels-*-float.log
 for prec in double float; do
   for p in $parts; do
@@ -77,12 +78,12 @@ fi
 if ! gskipped memcheck; then
 echo "# kernel unit tests under compute-sanitizer memcheck (reduced sweep, one process per part)"
 SAN=$(command -v compute-sanitizer || echo "${CUDA_DIR:-/usr/local/cuda}/bin/compute-sanitizer")
-for p in cmrs cmrs-kernels sellp bellpack csr index-forms csr-upload gather values; do
+for p in $parts; do
   ( timeout 400 "$SAN" --tool memcheck --leak-check full --error-exitcode 3 build/bin/test_kernels --quick --only $p \
       >build/test-logs/memcheck-$p.log 2>&1; echo "exit $?" >>build/test-logs/memcheck-$p.log ) &
 done
 wait
-for p in cmrs cmrs-kernels sellp bellpack csr index-forms csr-upload gather values; do
+for p in $parts; do
   log=build/test-logs/memcheck-$p.log
   grep -E '^not ok|Invalid' "$log" | head -10
   if grep -q "^exit 0$" "$log" && grep -q "ERROR SUMMARY: 0 errors" "$log" && ! grep -q '^not ok' "$log"; then
