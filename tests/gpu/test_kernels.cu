@@ -138,6 +138,29 @@ bool check_spmv(cuda::Operator<V> &op, const Csr<V> &A, bool exact_padding, std:
   return true;
 }
 
+// The diagonal of a device operator (Operator::diagonal, MatGetDiagonal of the *cuda types) into
+// zeros, bitwise against the CSR's: the stored value at (i, i), 0 where row i stores none.
+template <class V>
+bool check_diagonal(const cuda::Operator<V> &op, const Csr<V> &A, std::string &why)
+{
+  std::vector<V> ref(std::size_t(A.nrows), V(0));
+  for (std::int64_t i = 0; i < A.nrows; ++i)
+    for (std::int64_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+      if (A.col_ind[k] == i) ref[std::size_t(i)] = A.val[k];
+  DeviceArray<V> dd(std::vector<V>(std::size_t(A.nrows), V(0)));
+  op.diagonal(dd.p, nullptr);
+  const cudaError_t err = cudaDeviceSynchronize();
+  if (err != cudaSuccess) return why = std::string("diagonal kernel failed: ") + cudaGetErrorString(err), false;
+  const std::vector<V> got = dd.get();
+  if (bits_equal(got, ref)) return true;
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    if (std::memcmp(&got[i], &ref[i], sizeof(V))) {
+      why = "diagonal: row " + std::to_string(i) + " holds " + std::to_string(double(got[i])) + ", the CSR " + std::to_string(double(ref[i]));
+      break;
+    }
+  return false;
+}
+
 // The implicit transpose product of a device operator (spmv_transpose), every epilogue and both
 // load policies, against the long-double CSR reference of A^T and, where given (host_t not empty),
 // against the format's host reference over the same stored arrays.
@@ -188,7 +211,9 @@ bool check_spmv_transpose(cuda::Operator<V> &op, const Csr<V> &A, const std::fun
     testmat::reference_spmv(At, xi, 1, 0, y0, ref, mag);
     if (!testmat::close(At, dout.get(), ref, mag, why)) return why = "transpose: Inf in x leaks through padding: " + why, false;
   }
-  return true;
+  // every copy whose transposed product is checked has its diagonal checked too: both walk the
+  // stored entries with their rows and columns, past the padding
+  return check_diagonal(op, A, why);
 }
 
 using testmat::describe;

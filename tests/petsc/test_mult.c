@@ -26,6 +26,16 @@ static char view_dir[PETSC_MAX_PATH_LEN] = ".";
 
 /* The registry's name of the format a type belongs to ("cmrs" for cmrscuda and seqaijcmrscuda), or
    PETSC_FALSE for types that are not ours (the reference). */
+/* host-to-GPU copies logged so far on this rank (-log_view's CpuToGpu count); 0 without devices */
+static PetscLogDouble HostToGpuCopies(void)
+{
+#if defined(PETSC_HAVE_DEVICE)
+  return petsc_ctog_ct;
+#else
+  return 0;
+#endif
+}
+
 static PetscErrorCode FormatOf(const char *type, char *format, size_t len, PetscBool *ours)
 {
   PetscInt           n;
@@ -348,9 +358,22 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
     PetscInt M, N;
     PetscCall(MatGetSize(B, &M, &N));
     if (M == N) {
+      const PetscScalar *da;
+      PetscMemType       mtype;
+      PetscLogDouble     up0;
       PetscCall(VecDuplicate(y, &d));
       PetscCall(VecDuplicate(y, &dref));
+      up0 = HostToGpuCopies(); /* (B's copy is current: the products above used it) */
       PetscCall(MatGetDiagonal(B, d));
+      /* a *cuda type gives the diagonal of a CUDA vector on the GPU, as aijcusparse does: reading it
+         there copies nothing up (a host result would cost PCJacobi a copy per set-up) */
+      PetscCall(VecGetArrayReadAndMemType(d, &da, &mtype));
+      PetscCall(VecRestoreArrayReadAndMemType(d, &da));
+      if (ours && gpu && PetscMemTypeDevice(mtype)) {
+        PetscCall(PetscSNPrintf(name, sizeof(name), "getdiagonal-on-gpu/%s/%s", type, mname));
+        PetscCall(PetscSNPrintf(why, sizeof(why), "%g host-to-GPU copies to read it on the GPU", (double)(HostToGpuCopies() - up0)));
+        PetscCall(Check(comm, HostToGpuCopies() == up0 ? PETSC_TRUE : PETSC_FALSE, name, why));
+      }
       PetscCall(MatGetDiagonal(R, dref));
       PetscCall(VecSet(mag, 0.0));
       PetscCall(CompareVecs(d, dref, mag, 0.0, &ok, why, sizeof(why)));

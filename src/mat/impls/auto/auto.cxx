@@ -60,6 +60,7 @@ public:
 #if GPUMATS_HAVE_CUDA
   void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv(x, ep, stream); }
   void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv_transpose(x, ep, stream); }
+  void diagonal_device(Scalar *d, void *stream) const override { dev_->diagonal(d, stream); }
 #endif
   double predicted_bytes(const BlockSource &A, PetscInt) const override
   {
@@ -199,6 +200,7 @@ public:
   void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { chosen_->mult_device(x, ep, stream); }
   // the implicit transpose of the format picked for A (its choice was made for products with A)
   void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { chosen_->mult_transpose_device(x, ep, stream); }
+  void diagonal_device(Scalar *d, void *stream) const override { chosen_->diagonal_device(d, stream); }
 #endif
   double      predicted_bytes(const BlockSource &A, PetscInt bs) const override { return chosen_ ? chosen_->predicted_bytes(A, bs) : 0; }
   double      critical_steps(const BlockSource &A, PetscInt bs) const override { return chosen_ ? chosen_->critical_steps(A, bs) : 0; }
@@ -250,6 +252,7 @@ double AutoOperator::time_spmv(const FormatOperator &op, std::int64_t m, std::in
     explicit Adapter(const FormatOperator &o) : op(o) {}
     void        spmv(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { op.mult_device(x, ep, stream); }
     void        spmv_transpose(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { op.mult_transpose_device(x, ep, stream); }
+    void        diagonal(Scalar *d, void *stream) const override { op.diagonal_device(d, stream); }
     std::size_t bytes() const override { return op.device_bytes(); }
     Scalar     *values(std::int64_t *) override { throw std::logic_error("the trial's timing adapter holds no values of its own"); }
   } adapter(op);

@@ -22,6 +22,20 @@ constexpr cudaDataType value_type()
   return sizeof(V) == 8 ? CUDA_R_64F : CUDA_R_32F;
 }
 
+// The diagonal of a CSR: one thread per row, its entry in its own column if it stores one
+template <class V>
+__global__ void csr_diagonal_kernel(std::int64_t nrows, const std::int32_t *__restrict__ row_ptr, const std::int32_t *__restrict__ col,
+                                    const V *__restrict__ val, V *__restrict__ d)
+{
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= nrows) return;
+  for (std::int32_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+    if (col[k] == i) {
+      d[i] = val[k];
+      return;
+    }
+}
+
 template <class V>
 class CsrMatrix final : public cuda::Operator<V> {
 public:
@@ -104,6 +118,13 @@ public:
     }
     check_sparse(cusparseSpMV(handle, CUSPARSE_OPERATION_TRANSPOSE, &alpha, mat, vxt, &one, vyt, value_type<V>(), CUSPARSE_SPMV_CSR_ALG1, work_t.get()),
                  "cusparseSpMV (transpose)");
+  }
+  void diagonal(V *d, void *stream) const override
+  {
+    if (!nrows || !nnz) return;
+    csr_diagonal_kernel<V><<<unsigned((nrows + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(nrows, row_ptr.as<std::int32_t>(),
+                                                                                                         col.as<std::int32_t>(), val.as<V>(), d);
+    cuda::check_launch("CSR diagonal kernel");
   }
   std::size_t bytes() const override { return row_ptr.bytes() + col.bytes() + val.bytes(); }
   V *values(std::int64_t *count) override

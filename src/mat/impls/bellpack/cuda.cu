@@ -98,6 +98,30 @@ __global__ void spmv_transpose_kernel(std::int64_t block_rows, std::int64_t nrow
   }
 }
 
+// The diagonal: one thread per block row, as the SpMV walks it, block sizes at run time (a pass
+// that is not timed); of each block that the diagonal crosses, the entries on it go into d. Block
+// fill inside such a block is an explicit zero at its position, as the CSR's absent entry reads.
+template <class V>
+__global__ void diagonal_kernel(std::int64_t block_rows, std::int64_t nrows, int br, int bc_, const std::int32_t *__restrict__ part_ptr,
+                                const std::int32_t *__restrict__ bcol, const V *__restrict__ val, const std::int32_t *__restrict__ perm, V *__restrict__ d)
+{
+  const int          R = blockDim.x, i = threadIdx.x, rc = br * bc_;
+  const std::int64_t q = blockIdx.x, pos = q * R + i;
+  if (pos >= block_rows) return;
+  const std::int32_t  first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
+  const std::int32_t *bc    = bcol + first + i;
+  const V            *v     = val + std::int64_t(first) * rc + i;
+  const std::int64_t  I     = perm[pos];
+  for (std::int32_t k = 0; k < width; ++k) {
+    const std::int32_t J = bc[std::int64_t(k) * R];
+    if (J == kPadBlock) break; // padding slots follow the real blocks of a row
+    for (int a = 0; a < br; ++a) {
+      const std::int64_t row = I * br + a, b = row - std::int64_t(J) * bc_;
+      if (row < nrows && b >= 0 && b < bc_) d[row] = v[std::int64_t(k) * rc * R + (a * bc_ + b) * R];
+    }
+  }
+}
+
 // Calls f(kernel) with the SpMV kernel (TRANS: its transpose) instantiated for block size r x c and
 // load policy P; K enumerates (r-1)*8 + (c-1), one instantiation per supported block size.
 template <class V, bool TRANS, int BR, int BC, LoadPolicy P>
@@ -148,6 +172,13 @@ public:
                                                                      perm.as<std::int32_t>(), x, ep.alpha, ep.out);
     });
     cuda::check_launch("BELLPACK transpose SpMV kernel");
+  }
+  void diagonal(V *d, void *stream) const override
+  {
+    if (!nrows || !ncols) return;
+    diagonal_kernel<V><<<unsigned(partitions), params.partition_rows, 0, static_cast<cudaStream_t>(stream)>>>(
+      block_rows, nrows, params.r, params.c, part_ptr.as<std::int32_t>(), bcol.as<std::int32_t>(), val.as<V>(), perm.as<std::int32_t>(), d);
+    cuda::check_launch("BELLPACK diagonal kernel");
   }
   std::size_t bytes() const override { return part_ptr.bytes() + bcol.bytes() + val.bytes() + perm.bytes(); }
   V *values(std::int64_t *count) override

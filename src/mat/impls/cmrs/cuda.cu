@@ -190,6 +190,23 @@ __global__ __launch_bounds__(kBlock) void spmv_transpose_kernel(std::int64_t nst
   }
 }
 
+// The diagonal: one warp per strip, as the transposed product reads it; the entry whose column is
+// its own row goes into d (unique in the strip, so no two lanes write one row).
+template <class V>
+__global__ __launch_bounds__(kBlock) void diagonal_kernel(std::int64_t nstrips, int height, const std::int32_t *__restrict__ strip_ptr,
+                                                          const std::uint32_t *__restrict__ col, const V *__restrict__ val, V *__restrict__ d)
+{
+  const int          lane = threadIdx.x % cuda::kWarp;
+  const std::int64_t s    = (std::int64_t(blockIdx.x) * kBlock + threadIdx.x) / cuda::kWarp;
+  if (s >= nstrips) return;
+  const std::int64_t r0 = s * height;
+  const std::int32_t j1 = strip_ptr[s + 1];
+  for (std::int32_t j = strip_ptr[s] + lane; j < j1; j += cuda::kWarp) {
+    const std::uint32_t w = col[j];
+    if (w != kPadWord && std::int64_t(column_of(w)) == r0 + row_in_strip_of(w)) d[r0 + row_in_strip_of(w)] = val[j];
+  }
+}
+
 template <class V, int H>
 void launch(LoadPolicy p, std::int64_t nstrips, std::int64_t nrows, const std::int32_t *sp, const std::uint32_t *col, const V *val, const V *x,
             const Epilogue<V> &ep, cudaStream_t stream)
@@ -284,6 +301,14 @@ public:
     if (this->load_policy == LoadPolicy::kStream) go(spmv_transpose_kernel<V, LoadPolicy::kStream>);
     else go(spmv_transpose_kernel<V, LoadPolicy::kDefault>);
     cuda::check_launch("CMRS transpose SpMV kernel");
+  }
+  void diagonal(V *d, void *stream) const override
+  {
+    if (!nrows || !ncols) return;
+    const std::int64_t blocks = (nstrips * cuda::kWarp + kBlock - 1) / kBlock;
+    diagonal_kernel<V><<<unsigned(blocks), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(nstrips, params.height, strip_ptr.as<std::int32_t>(),
+                                                                                          col.as<std::uint32_t>(), val.as<V>(), d);
+    cuda::check_launch("CMRS diagonal kernel");
   }
   std::size_t bytes() const override { return strip_ptr.bytes() + col.bytes() + val.bytes(); }
   V *values(std::int64_t *count) override

@@ -302,6 +302,19 @@ void Reordering::apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device,
   }
 }
 
+template <class Fill>
+void Reordering::diagonal(Scalar *d, void *stream, Fill &&fill)
+{
+#if GPUMATS_HAVE_CUDA
+  Scalar *const yc = dev_y_.as<Scalar>();
+  fill(yc);
+  cuda::gather(d, yc, dev_inverse_.as<std::int32_t>(), n_, stream); // the block's row j sits at inverse[j] in the copy
+#else
+  (void)d, (void)stream, (void)fill;
+  throw std::logic_error("a device diagonal in a build without CUDA");
+#endif
+}
+
 void RowMap::build(const std::vector<std::int32_t> &rows, std::int64_t block_rows, bool device)
 {
   clear();
@@ -481,6 +494,15 @@ void LongRowTail::apply_transpose(const Scalar *x, Scalar *y, Scalar alpha, bool
   }
 }
 
+void LongRowTail::diagonal(Scalar *y, void *stream) const
+{
+#if GPUMATS_HAVE_CUDA
+  cuda::tail_diagonal(y, dev_rows_.as<std::int32_t>(), dev_ptr_.as<std::int32_t>(), dev_col_.as<std::int32_t>(), dev_val_.as<Scalar>(), nrows_, stream);
+#else
+  (void)y, (void)stream;
+#endif
+}
+
 CsrIn FormatOperator::stage(const CsrIn &A, const std::vector<std::int32_t> &order, std::int64_t split_at, bool compress_rows, Staged &s)
 {
   if (compress_rows && (!order.empty() || split_at)) throw std::logic_error("row compression of a renumbered or split block");
@@ -634,6 +656,23 @@ void FormatOperator::run(const Scalar *x, const Epilogue<Scalar> &ep, bool devic
   if (rowmap_.active()) transpose ? rowmap_.apply_transpose(x, ep, device, stream, product) : rowmap_.apply(x, ep, device, stream, product);
   else if (reorder_.active()) reorder_.apply(x, ep, device, stream, product);
   else product(x, ep);
+}
+
+void FormatOperator::diagonal(Scalar *d, std::int64_t nrows, void *stream)
+{
+  if (rowmap_.active()) throw std::logic_error("the diagonal of a copy of a block's rows with entries only");
+#if GPUMATS_HAVE_CUDA
+  auto fill = [&](Scalar *y) {
+    cuda::transpose_prologue(Epilogue<Scalar>{1, 0, nullptr, y}, nrows, stream); // 0 where the block stores no diagonal entry
+    diagonal_device(y, stream);
+    tail_.diagonal(y, stream); // a split row's diagonal entry may lie past split_at
+  };
+  if (reorder_.active()) reorder_.diagonal(d, stream, fill);
+  else fill(d);
+#else
+  (void)d, (void)nrows, (void)stream;
+  throw std::logic_error("a device diagonal in a build without CUDA");
+#endif
 }
 
 std::string FormatOperator::glue_notes() const
@@ -878,6 +917,30 @@ PetscErrorCode VecArray::restore()
     else PetscCall(VecRestoreArray(vec_, &host_));
   }
   vec_ = nullptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode DiagonalOnDevice(FormatOperator &op, Vec v, PetscBool *done)
+{
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+#if GPUMATS_HAVE_CUDA
+  PetscScalar *a;
+  PetscMemType mtype;
+  PetscInt     n;
+  void        *stream = nullptr;
+  PetscCall(VecGetLocalSize(v, &n));
+  PetscCall(VecGetArrayWriteAndMemType(v, &a, &mtype));
+  if (PetscMemTypeDevice(mtype)) {
+    PetscCall(CurrentStream(&stream));
+    PetscErrorCode err = guarded(PETSC_COMM_SELF, "reading the diagonal of the GPU format", [&] { op.diagonal(a, n, stream); });
+    PetscCall(VecRestoreArrayWriteAndMemType(v, &a));
+    PetscCall(err);
+    *done = PETSC_TRUE;
+  } else PetscCall(VecRestoreArrayWriteAndMemType(v, &a));
+#else
+  (void)op, (void)v;
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

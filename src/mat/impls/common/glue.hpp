@@ -112,6 +112,10 @@ public:
   // product with xc, both in the copy's order (defined in common.cxx, its one user)
   template <class Product>
   void apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream, Product &&product);
+  // d = the block's diagonal (GPU copies), where fill(y) writes the copy's diagonal, in the copy's
+  // order, into y (the order being symmetric, the copy's diagonal is the block's, renumbered)
+  template <class Fill>
+  void diagonal(Scalar *d, void *stream, Fill &&fill);
 
 private:
   std::int64_t              n_ = 0;
@@ -141,6 +145,8 @@ public:
   void apply_transpose(const Scalar *x, Scalar *y, Scalar alpha, bool device, void *stream) const;
   // its nnz() values, on the host or the GPU as built: what a values-only update refills
   Scalar *values(bool device);
+  // y[row] = the tail's entry in the row's own column, for the tail rows that store one (GPU copies)
+  void diagonal(Scalar *y, void *stream) const;
 
 private:
   std::int64_t    split_at_ = 0, nrows_ = 0;
@@ -294,6 +300,10 @@ public:
   // transposed one: the format's and the tail's transposed products, between the same two gathers
   // when the copy is renumbered (the order is symmetric, so A^T = P^T B^T P with B = P A P^T)
   void apply_transpose(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream);
+  // d = the diagonal of the block (nrows entries; 0 where the block stores none), read from this
+  // GPU copy through the renumbering, the format and the tail: MatGetDiagonal without the host. A
+  // copy of a block's rows with entries only (an off-diagonal block) has none to give: logic_error.
+  void diagonal(Scalar *d, std::int64_t nrows, void *stream);
   // the format's footprint plus the tail's, counted once by build_copy
   const Footprint &total_footprint() const { return total_footprint_; }
   // what the glue adds to the format (RCM order, long-row tail, row map), for parameters()
@@ -322,6 +332,8 @@ public:
 #if GPUMATS_HAVE_CUDA
   virtual void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const = 0;
   virtual void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const = 0;
+  // the format's stored diagonal entries into d, in the copy's order (cuda::Operator::diagonal)
+  virtual void diagonal_device(Scalar *d, void *stream) const = 0;
 #endif
   // bytes one product would move with this format and these parameters, from the CSR's structure
   // (exact where cheap, sampled otherwise): the input of autocuda's model
@@ -538,5 +550,12 @@ private:
 // synchronises the stream: for a product that other work is meant to overlap.
 PetscErrorCode ApplyOperator(const FormatInfo &f, FormatOperator &op, bool device, const Scalar *x, Scalar alpha, Scalar beta, const Scalar *in,
                              Scalar *out, void *stream, bool transpose = false, bool gpu_timer = true);
+
+// v = the diagonal of the (square, or diagonal) block op holds, read from its GPU copy, when v's
+// array lives on the GPU (a VECCUDA): *done true. Otherwise nothing is written and *done is false,
+// and the caller reads AIJ's host CSR as before. Without it a *cuda type's MatGetDiagonal comes
+// back on the host, and the solver's next vector operation copies it up: one copy per Jacobi or
+// Chebyshev set-up of every level, also inside KSPSolve.
+PetscErrorCode DiagonalOnDevice(FormatOperator &op, Vec v, PetscBool *done);
 
 } // namespace gpumats

@@ -314,13 +314,20 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// AIJ's, on the host, after bringing the copies up to date: a use of the matrix (see seq.cxx).
-// Collective like the build, as PETSc's callers (PCJacobi, Chebyshev, GAMG) are.
+// After bringing the copies up to date: a use of the matrix (see seq.cxx). Collective like the
+// build, as PETSc's callers (PCJacobi, Chebyshev, GAMG) are. From the diagonal block's GPU copy
+// into a VECCUDA where rows and columns are owned alike (the block's column i is then the global
+// column of its row i); otherwise MPIAIJ's, which reads the host blocks (and says what it needs).
 PetscErrorCode GetDiagonal(Mat A, Vec v)
 {
+  MpiData  *d    = Mpi(A);
+  PetscBool done = PETSC_FALSE;
+
   PetscFunctionBegin;
   PetscCall(EnsureCurrent(A));
-  PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, Vec)>(kGetDiagonal, A, v));
+  const bool square = A->rmap->rstart == A->cmap->rstart && A->rmap->rend == A->cmap->rend;
+  if (d->device && square && d->diag.op) PetscCall(DiagonalOnDevice(*d->diag.op, v, &done));
+  if (!done) PetscCall(d->call<PetscErrorCode (*)(Mat, Vec)>(kGetDiagonal, A, v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -95,6 +95,7 @@ public:
 #if GPUMATS_HAVE_CUDA
   void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv(x, ep, stream); }
   void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv_transpose(x, ep, stream); }
+  void diagonal_device(Scalar *d, void *stream) const override { dev_->diagonal(d, stream); }
 #endif
   double predicted_bytes(const BlockSource &A, PetscInt block_size) const override
   {

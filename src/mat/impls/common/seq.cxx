@@ -143,14 +143,18 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// AIJ's, on the host; but a use of the matrix, after which its copy is current: solvers read the
-// diagonal as they set up (PCJacobi, Chebyshev's estimates, GAMG), so the copy is built there
-// rather than in the first product of the solve, where aijcusparse's copy is made too
+// A use of the matrix, after which its copy is current: solvers read the diagonal as they set up
+// (PCJacobi, Chebyshev's estimates, GAMG), so the copy is built there rather than in the first
+// product of the solve, where aijcusparse's copy is made too. A GPU copy gives the diagonal into a
+// VECCUDA on the GPU, as aijcusparse does; otherwise AIJ's, from the host CSR.
 PetscErrorCode GetDiagonal(Mat A, Vec v)
 {
+  PetscBool done = PETSC_FALSE;
+
   PetscFunctionBegin;
   PetscCall(EnsureCurrent(A));
-  PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, Vec)>(kGetDiagonal, A, v));
+  if (Seq(A)->device) PetscCall(DiagonalOnDevice(*Seq(A)->op, v, &done));
+  if (!done) PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, Vec)>(kGetDiagonal, A, v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -120,6 +120,28 @@ __global__ void spmv_transpose_kernel(std::int64_t nslices, std::int64_t nrows, 
   }
 }
 
+// The diagonal: one thread per row position of the slices, walking its row's slots (slot m of
+// row i of slice s at offset slice_ptr[s] + m*b + i) until the entry in its own column; padding
+// has no column and matches no row.
+template <class V, bool IDX16, class VS>
+__global__ void diagonal_kernel(std::int64_t nrows, int b_log2, const std::int32_t *__restrict__ slice_ptr, const void *__restrict__ col,
+                                const std::int32_t *__restrict__ base, VS val, const std::int32_t *__restrict__ perm, V *__restrict__ d)
+{
+  const std::int64_t pos = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  val.prepare(); // (every thread, before any returns: the shared table synchronises the block)
+  if (pos >= nrows) return;
+  const std::int64_t s = pos >> b_log2, i = pos & ((1 << b_log2) - 1);
+  const std::int32_t off = slice_ptr[s], width = (slice_ptr[s + 1] - off) >> b_log2;
+  const std::int64_t row = perm ? perm[pos] : pos;
+  for (std::int32_t m = 0; m < width; ++m) {
+    const std::int64_t e = off + (std::int64_t(m) << b_log2) + i;
+    if (load_column<IDX16, LoadPolicy::kDefault>(col, base, e, (off >> b_log2) + m) == row) {
+      d[row] = val.template load<LoadPolicy::kDefault>(e);
+      return;
+    }
+  }
+}
+
 template <class V>
 class DeviceMatrix final : public cuda::Operator<V> {
 public:
@@ -190,6 +212,22 @@ public:
       else index16 ? go(spmv_transpose_kernel<V, LoadPolicy::kDefault, true, VS>) : go(spmv_transpose_kernel<V, LoadPolicy::kDefault, false, VS>);
     });
     cuda::check_launch("SELL-P transpose SpMV kernel");
+  }
+  void diagonal(V *d, void *stream) const override
+  {
+    if (!nrows) return;
+    const int          block = 256;
+    const std::int64_t grid  = (nrows + block - 1) / block;
+    const auto        *pm    = perm.get() ? perm.as<std::int32_t>() : nullptr;
+    with_values([&](auto vs) {
+      using VS = decltype(vs);
+      auto go  = [&](auto kernel) {
+        kernel<<<unsigned(grid), block, 0, static_cast<cudaStream_t>(stream)>>>(nrows, log2i(params.slice_height), slice_ptr.as<std::int32_t>(), col.get(),
+                                                                                base.as<std::int32_t>(), vs, pm, d);
+      };
+      index16 ? go(diagonal_kernel<V, true, VS>) : go(diagonal_kernel<V, false, VS>);
+    });
+    cuda::check_launch("SELL-P diagonal kernel");
   }
   std::size_t bytes() const override { return slice_ptr.bytes() + col.bytes() + base.bytes() + val.bytes() + perm.bytes() + codes.bytes() + table.bytes(); }
   V *values(std::int64_t *count) override

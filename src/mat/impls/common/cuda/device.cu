@@ -212,7 +212,28 @@ __global__ void tail_transpose_kernel(const V *__restrict__ x, V *__restrict__ y
   const V xr = alpha * __ldg(x + rows[r]);
   for (std::int32_t k = ptr[r] + lane; k < ptr[r + 1]; k += 32) atomicAdd(y + __ldcs(col + k), __ldcs(val + k) * xr);
 }
+// one thread per tail row: the entry in its own column, if the row stores one
+template <class V>
+__global__ void tail_diagonal_kernel(V *__restrict__ y, const std::int32_t *__restrict__ rows, const std::int32_t *__restrict__ ptr,
+                                     const std::int32_t *__restrict__ col, const V *__restrict__ val, std::int64_t nrows)
+{
+  const std::int64_t r = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= nrows) return;
+  const std::int32_t row = rows[r];
+  for (std::int32_t k = ptr[r]; k < ptr[r + 1]; ++k)
+    if (col[k] == row) y[row] = val[k];
+}
 } // namespace
+
+template <class V>
+void tail_diagonal(V *y, const std::int32_t *rows, const std::int32_t *ptr, const std::int32_t *col, const V *val, std::int64_t nrows, void *stream)
+{
+  if (!nrows) return;
+  tail_diagonal_kernel<V><<<unsigned((nrows + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(y, rows, ptr, col, val, nrows);
+  check_launch("long-row tail diagonal kernel");
+}
+template void tail_diagonal<float>(float *, const std::int32_t *, const std::int32_t *, const std::int32_t *, const float *, std::int64_t, void *);
+template void tail_diagonal<double>(double *, const std::int32_t *, const std::int32_t *, const std::int32_t *, const double *, std::int64_t, void *);
 
 template <class V>
 void transpose_prologue(const Epilogue<V> &ep, std::int64_t n, void *stream)

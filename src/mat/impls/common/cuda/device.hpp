@@ -158,6 +158,11 @@ template <class V>
 void tail_spmv_transpose(const V *x, V *y, V alpha, const std::int32_t *rows, const std::int32_t *ptr, const std::int32_t *col, const V *val,
                          std::int64_t nrows, void *stream);
 
+// The long-row tail's part of the diagonal: y[rows[r]] = val[k] for the tail entry k of row r whose
+// column is rows[r], if any (one thread per tail row; other entries of y are left as they are).
+template <class V>
+void tail_diagonal(V *y, const std::int32_t *rows, const std::int32_t *ptr, const std::int32_t *col, const V *val, std::int64_t nrows, void *stream);
+
 // Values-only updates (core/values.hpp, the glue's ValueSlots): val[p] = csr[slot[p]], or 0 where
 // slot[p] is -1 (padding and block fill stay explicit zeros), for p < n; csr holds the block's CSR
 // values uploaded from its first entry on.
@@ -182,6 +187,12 @@ public:
   // transposed copy: transpose_prologue, then each stored entry adds alpha*v*x[row] into
   // out[column] with atomicAdd. Padding writes nothing. Summation order varies from run to run.
   virtual void        spmv_transpose(const V *x, const Epilogue<V> &ep, void *stream) const = 0;
+  // d[i] = the stored value at (i, i), for every row i that stores one (its column i, in the
+  // format's own numbering); other entries of d (nrows of them) are left as they are, so the caller
+  // zeroes d first. Read from the format's arrays, as the SpMV reads them: MatGetDiagonal of a *cuda
+  // type without the host CSR (PCJacobi, Chebyshev and GAMG read the diagonal, also inside solves).
+  // Each stored (row, column) is unique and padding writes nothing, so there are no races.
+  virtual void        diagonal(V *d, void *stream) const                                  = 0;
   virtual std::size_t bytes() const                                                         = 0;
   // The value array the kernels read, padding and block fill included, and its length in *count:
   // what a values-only update overwrites in place (the indices stay as they are)
