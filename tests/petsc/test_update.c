@@ -332,6 +332,29 @@ int main(int argc, char **argv)
         PetscCall(PetscSNPrintf(name, sizeof(name), "%s-path/%s/%s", changes[c].name, types.types[t], mats[m]));
         PetscCall(CheckPath(B, &before, &after, rebuild, dictionary, name));
       }
+      { /* an assembly of zeros (DMCreateMatrix's, before the values) builds no copy; the values
+           that follow are built, at their assembly or at the first product, and are right */
+        Counts c0, c1, c2;
+        char   why[128];
+        PetscCall(GetCounts(B, &c0));
+        PetscCall(MatZeroEntries(B));
+        PetscCall(Reassemble(B));
+        PetscCall(GetCounts(B, &c1));
+        PetscCall(PetscSNPrintf(name, sizeof(name), "zero-assembly-builds-nothing/%s/%s", types.types[t], mats[m]));
+        PetscCall(PetscSNPrintf(why, sizeof(why), "%" PetscInt64_FMT " conversions and %" PetscInt64_FMT " values-only updates at an assembly of zeros",
+                                c1.conversions - c0.conversions, c1.values_only - c0.values_only));
+        PetscCall(Check(PETSC_COMM_WORLD, c1.conversions == c0.conversions && c1.values_only == c0.values_only ? PETSC_TRUE : PETSC_FALSE, name, why));
+        PetscCall(MatZeroEntries(A));
+        PetscCall(Reassemble(A));
+        PetscCall(SetValues(A, 99));
+        PetscCall(SetValues(B, 99));
+        PetscCall(PetscSNPrintf(name, sizeof(name), "values-after-zero-assembly/%s/%s", types.types[t], mats[m]));
+        PetscCall(Compare(A, B, name));
+        PetscCall(GetCounts(B, &c2));
+        PetscCall(PetscSNPrintf(name, sizeof(name), "values-after-zero-assembly-built/%s/%s", types.types[t], mats[m]));
+        PetscCall(Check(PETSC_COMM_WORLD, c2.conversions + c2.values_only > c1.conversions + c1.values_only ? PETSC_TRUE : PETSC_FALSE, name,
+                        "no copy built for the values that followed an assembly of zeros"));
+      }
       PetscCall(PetscSNPrintf(name, sizeof(name), "unassembled-refused/%s/%s", types.types[t], mats[m]));
       PetscCall(UnassembledRefused(B, name));
       PetscCall(MatDestroy(&A));

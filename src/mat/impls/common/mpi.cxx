@@ -303,8 +303,13 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
   PetscCall(MatSetOption(Ad, MAT_USE_INODES, PETSC_FALSE));
   PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
   if (mode == MAT_FINAL_ASSEMBLY) {
-    if (Mpi(A)->build_at == BuildAt::kAssembly) PetscCall(Build(A, true));
-    else { // at the first use (-mat_gpumats_build_at use); stale transposed copies go now
+    PetscBool now = Mpi(A)->build_at == BuildAt::kAssembly ? PETSC_TRUE : PETSC_FALSE;
+    if (now) {
+      const Mat blocks[2] = {Ad, Ao};
+      PetscCall(BuildAtThisAssembly(A, blocks, 2, &now));
+    }
+    if (now) PetscCall(Build(A, true));
+    else { // at the first use (-mat_gpumats_build_at use, or values all zero); stale transposed copies go now
       Mpi(A)->valid = false;
       PetscCall(Mpi(A)->diag_t.release_if_stale(Ad));
       PetscCall(Mpi(A)->offd_t.release_if_stale(Ao));

@@ -136,7 +136,9 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
   if (mode == MAT_FINAL_ASSEMBLY) {
     // at assembly, or at the first use (-mat_gpumats_build_at); either way a transposed copy is
     // stale now and its memory goes
-    if (Seq(A)->build_at == BuildAt::kAssembly) PetscCall(BuildInAssembly(A, Build));
+    PetscBool now = Seq(A)->build_at == BuildAt::kAssembly ? PETSC_TRUE : PETSC_FALSE;
+    if (now) PetscCall(BuildAtThisAssembly(A, &A, 1, &now));
+    if (now) PetscCall(BuildInAssembly(A, Build));
     else Seq(A)->invalidate();
     PetscCall(AdoptDM(A));
   }

@@ -91,6 +91,39 @@ PetscErrorCode BuildInAssembly(Mat A, PetscErrorCode (*build)(Mat, bool))
   SETERRQ(PETSC_COMM_SELF, err, "%s", msg ? msg : "building the format copy failed");
 }
 
+PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscBool *build)
+{
+  PetscBool   zero = Data(A)->host_stale ? PETSC_FALSE : PETSC_TRUE;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  for (int b = 0; b < nblocks && zero; ++b) {
+    const PetscInt    *ia, *ja;
+    const PetscScalar *aa;
+    PetscInt           m;
+    PetscBool          done;
+    PetscCall(MatGetRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ did not return the CSR of a SeqAIJ block");
+    const PetscInt nnz = m ? ia[m] - ia[0] : 0;
+    PetscCall(MatSeqAIJGetArrayRead(blocks[b], &aa));
+    // 1024 evenly spaced values and the last: O(1), and a real matrix's first sample is nonzero
+    const PetscInt step = nnz > 1024 ? nnz / 1024 : 1;
+    for (PetscInt k = 0; k < nnz && zero; k += step) zero = PetscAbsScalar(aa[k]) == 0 ? PETSC_TRUE : PETSC_FALSE;
+    if (nnz && zero) zero = PetscAbsScalar(aa[nnz - 1]) == 0 ? PETSC_TRUE : PETSC_FALSE;
+    PetscCall(MatSeqAIJRestoreArrayRead(blocks[b], &aa));
+    PetscCall(MatRestoreRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  }
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1) {
+    int all = zero ? 1 : 0;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)A)));
+    zero = all ? PETSC_TRUE : PETSC_FALSE;
+  }
+  if (zero) PetscCall(PetscInfo(A, "values all zero (sampled), as DMCreateMatrix assembles them: the format copy is built at the next assembly or the first use\n"));
+  *build = zero ? PETSC_FALSE : PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 namespace {
 
 PetscErrorCode RetrieveValues(Mat A)
