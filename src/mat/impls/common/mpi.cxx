@@ -302,6 +302,8 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
   PetscCall(MatSetOption(Ad, MAT_USE_INODES, PETSC_FALSE));
   PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
+  // MPIAIJ's assembly may have made a new off-diagonal block (new nonzeros disassemble it)
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
   if (mode == MAT_FINAL_ASSEMBLY) {
     PetscBool now = Mpi(A)->build_at == BuildAt::kAssembly ? PETSC_TRUE : PETSC_FALSE;
     if (now) {
