@@ -24,8 +24,6 @@ static char help[] = "MatMult, MatMultAdd, MatMultTranspose(Add) and MatGetDiago
 
 static char view_dir[PETSC_MAX_PATH_LEN] = ".";
 
-/* The registry's name of the format a type belongs to ("cmrs" for cmrscuda and seqaijcmrscuda), or
-   PETSC_FALSE for types that are not ours (the reference). */
 /* host-to-GPU copies logged so far on this rank (-log_view's CpuToGpu count); 0 without devices */
 static PetscLogDouble HostToGpuCopies(void)
 {
@@ -36,6 +34,8 @@ static PetscLogDouble HostToGpuCopies(void)
 #endif
 }
 
+/* The registry's name of the format a type belongs to ("cmrs" for cmrscuda and seqaijcmrscuda), or
+   PETSC_FALSE for types that are not ours (the reference). */
 static PetscErrorCode FormatOf(const char *type, char *format, size_t len, PetscBool *ours)
 {
   PetscInt           n;

@@ -183,7 +183,7 @@ PetscErrorCode BuildInAssembly(Mat A, PetscErrorCode (*build)(Mat, bool));
 // Whether the final assembly of A should build its format copy now (-mat_gpumats_build_at
 // assembly): not when A's values are all zero, as far as a sample of them shows. DMCreateMatrix
 // assembles zeros to fix the pattern and the values follow in an assembly of their own, so a copy
-// built from the zeros is thrown away unbuilt-upon (ksp ex45 200^3: one of its two builds, an
+// built from the zeros is replaced before any use (ksp ex45 200^3: one of its two builds, an
 // upload of the whole CSR each). A sample can only err one way: a matrix whose sampled values are
 // zero but others are not is built at its first use instead, as with -mat_gpumats_build_at use.
 // Blocks whose newest values are on the GPU (host_stale) are built as before. MPI types decide
