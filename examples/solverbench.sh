@@ -29,16 +29,11 @@
 # MatCUSPARSCopyTo), KSPSolve and SNESSolve, each with its ratio to aijcusparse, and the Jacobian
 # evaluations. A run that fails or passes SOLVERBENCH_TIMEOUT is a row with its error, not the end.
 #
-# Runtime: most of it is host work the tutorials do whatever the type (DMDA and matrix assembly, FD
-# Jacobians, GAMG's Galerkin products, which our types leave to AIJ on the host). Estimated from the
-# host parts measured on a 2-core AMD EPYC (Zen 3) development machine, plus ~1.5 s of CUDA
-# start-up per run, for one H200 node and the 6 default types: ex56 ~45 s, ex45-cg-mg ~45 s,
-# ex45-cg-jacobi ~75 s, ex19 ~40 s, ex2 ~25 s: about 4 to 5 minutes. coo-newton's host parts
-# (DMDA and matrix creation, MatSetPreallocationCOO, residuals and Jacobian values on the host) take
-# ~4 s a run on that machine, ~35 s for the 6 types with the start-up; its CG iterations on the GPU
-# (~9,000 a run, extrapolated from 1.5 n a Newton step on the CPU up to 1025^2) have not been timed yet. The large size (issue 10's ex56 -ne 59 and ex45 MG at 257^3
-# with 6 levels: ~140 s and ~235 s) takes about 8 to 10 minutes. Building a CUDA PETSc (when needed)
-# and the library come on top.
+# Runtime, measured on an H200 node with PETSc and the library built: ex56 -ne 59 and ex45 MG 257^3
+# (the large size) with five types, 117 s; ex45 Jacobi, ex2, ex19 and coo-newton with six types, 126 s.
+# Most of it is host work the tutorials do whatever the type (DMDA and matrix assembly, FD Jacobians)
+# and ~1.5 s of CUDA start-up per run. Building a CUDA PETSc (when needed, ~150 s there) and the
+# library come on top.
 #
 #   bash examples/solverbench.sh                       # on a GPU machine: everything as above
 #   SOLVERBENCH_TYPES="aij sellp cmrs" SOLVERBENCH_SIZE=small bash examples/solverbench.sh   # a CPU check
