@@ -21,6 +21,8 @@
 #   GPUMATS_SKIP   sections to skip (core petsc tutorials solvers options scaling download variants), e.g. "core"
 #                  when the caller runs it itself; "solvers" skips only the solver paths of 3
 #   GPUMATS_BUILD, GPUMATS_LIBDIR   where the build lives (default build, lib)
+#   GPUMATS_JOBS   MPI ranks section 2 runs at once, tests side by side (default: the cores; below 4,
+#                  one test at a time)
 set -u
 cd "$(dirname "$0")/.."
 
@@ -54,14 +56,10 @@ notok() {
 skipped() { case " $SKIP " in *" $1 "*) return 0 ;; esac; return 1; }
 logname() { echo "$LOGS/$(echo "$1" | tr ' /=,' '____').log"; }
 
-# Runs a program that prints "ok ..." / "not ok ...": counts them, shows the failures. A
+# Counts the "ok ..." / "not ok ..." lines of a finished program's log and shows the failures. A
 # nonzero exit without a "not ok" line, or no checks at all, is a failure of its own.
-run_checks() {
-  local name=$1 log rc nok nbad
-  shift
-  log=$(logname "$name")
-  "$@" >"$log" 2>&1
-  rc=$?
+count_checks() { # name log exit-code
+  local name=$1 log=$2 rc=$3 nok nbad
   nok=$(grep -c '^ok ' "$log")
   nbad=$(grep -c '^not ok ' "$log")
   pass=$((pass + nok))
@@ -71,6 +69,55 @@ run_checks() {
   if [ $((nok + nbad)) = 0 ]; then notok "$name" "no checks ran (see $log)"; fi
   echo "# $name: $nok passed, $nbad failed"
 }
+# Runs a program that prints "ok ..." / "not ok ..." and counts them.
+run_checks() {
+  local name=$1 log
+  shift
+  log=$(logname "$name")
+  "$@" >"$log" 2>&1
+  count_checks "$name" "$log" $?
+}
+# The same in the background: the PETSc-level tests are many short runs (each with MPI and, in the
+# GPU suite, CUDA start-up), about 7 minutes there one at a time on 16 cores. They run side by side with at
+# most GPUMATS_JOBS MPI ranks at once (default: the cores); not more, because an MPI rank that
+# waits spins, and ranks of several runs sharing cores slow each other down (on the 2-core CI
+# machine, side by side took 118 s against 68 s one after another). Below 4, one run at a time.
+# collect_checks waits for them and counts them in the order they started, so the output reads as
+# if they had run one after another. Each run writes its files (-dir) into a folder of its own
+# (jobdir).
+SLOTS=${GPUMATS_JOBS:-$(nproc 2>/dev/null || echo 1)}
+started=()
+declare -A ranks_of=()
+ranks_used=0
+run_checks_bg() { # ranks name command...
+  local np=$1 name=$2 log pid
+  shift 2
+  if [ "$SLOTS" -lt 4 ]; then run_checks "$name" "$@"; return; fi
+  [ "$np" -le "$SLOTS" ] || np=$SLOTS
+  while [ $((ranks_used + np)) -gt "$SLOTS" ]; do
+    wait -n -p pid
+    ranks_used=$((ranks_used - ${ranks_of[$pid]:-0}))
+    unset "ranks_of[$pid]"
+  done
+  log=$(logname "$name")
+  ("$@" >"$log" 2>&1; echo $? >"$log.rc") &
+  ranks_of[$!]=$np
+  ranks_used=$((ranks_used + np))
+  started+=("$name")
+}
+collect_checks() {
+  local name log
+  wait
+  ranks_of=()
+  ranks_used=0
+  for name in "${started[@]}"; do
+    log=$(logname "$name")
+    count_checks "$name" "$log" "$(cat "$log.rc" 2>/dev/null || echo "no exit code")"
+    rm -f "$log.rc"
+  done
+  started=()
+}
+jobdir() { mktemp -d -p "$TMP"; }
 
 # The command must fail with a PETSc error mentioning $2, not crash and not succeed.
 expect_error() {
@@ -108,14 +155,14 @@ fi
 if ! skipped petsc; then
   for np in 1 2 4; do
     for prog in test_types test_mult test_product test_convert test_update test_coo test_ksp test_io; do
-      run_checks "$prog np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP"
+      run_checks_bg $np "$prog np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)"
     done
   done
   with_option() { # "rank counts" "options": test_mult, test_update and test_ksp with the options
     local np prog
     for np in $1; do
       for prog in test_mult test_update test_ksp; do
-        run_checks "$prog $2 np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP" $2
+        run_checks_bg $np "$prog $2 np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)" $2
       done
     done
   }
@@ -145,7 +192,7 @@ if ! skipped petsc; then
     for opt in "-mat_cmrs_spmv shared" "-mat_cmrs_spmv subwarp" "-mat_cmrs_spmv segmented" "-mat_cmrs_spmv auto -mat_cmrs_height 4"; do
       for np in 1 2; do
         for prog in test_mult test_update; do
-          run_checks "$prog $opt np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "${cmrs_types%,}" -ref "$REF" -dir "$TMP" $opt
+          run_checks_bg $np "$prog $opt np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "${cmrs_types%,}" -ref "$REF" -dir "$(jobdir)" $opt
         done
       done
     done
@@ -155,14 +202,15 @@ if ! skipped petsc; then
   # when the host reads it; test_coo then also compares the host values (MatConvert to AIJ)
   case " $TYPES " in *cuda\ *)
     for np in 1 2; do
-      run_checks "test_coo -coo_device np=$np" "${MPIEXEC[@]}" -n $np "$BIN/test_coo" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP" -coo_device
+      run_checks_bg $np "test_coo -coo_device np=$np" "${MPIEXEC[@]}" -n $np "$BIN/test_coo" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)" -coo_device
     done ;;
   esac
   # every change converted in full: test_update then checks that no copy took the values-only path
   for np in 1 2; do
-    run_checks "test_update -mat_gpumats_values_update rebuild np=$np" "${MPIEXEC[@]}" -n $np "$BIN/test_update" -types "$TYPES_CSV" -ref "$REF" -dir "$TMP" \
+    run_checks_bg $np "test_update -mat_gpumats_values_update rebuild np=$np" "${MPIEXEC[@]}" -n $np "$BIN/test_update" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)" \
       -mat_gpumats_values_update rebuild
   done
+  collect_checks
 fi
 
 # --- 3. PETSc's tutorials as unmodified clients ---------------------------------------------
