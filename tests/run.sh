@@ -21,7 +21,7 @@
 #   GPUMATS_SKIP   sections to skip (core petsc tutorials solvers options scaling download variants), e.g. "core"
 #                  when the caller runs it itself; "solvers" skips only the solver paths of 3
 #   GPUMATS_BUILD, GPUMATS_LIBDIR   where the build lives (default build, lib)
-#   GPUMATS_JOBS   MPI ranks section 2 runs at once, tests side by side (default: the cores; below 4,
+#   GPUMATS_JOBS   MPI ranks sections 2 and 3 run at once, tests side by side (default: the cores; below 4,
 #                  one test at a time)
 set -u
 cd "$(dirname "$0")/.."
@@ -77,45 +77,55 @@ run_checks() {
   "$@" >"$log" 2>&1
   count_checks "$name" "$log" $?
 }
-# The same in the background: the PETSc-level tests are many short runs (each with MPI and, in the
-# GPU suite, CUDA start-up), about 7 minutes there one at a time on 16 cores. They run side by side with at
-# most GPUMATS_JOBS MPI ranks at once (default: the cores); not more, because an MPI rank that
-# waits spins, and ranks of several runs sharing cores slow each other down (on the 2-core CI
-# machine, side by side took 118 s against 68 s one after another). Below 4, one run at a time.
-# collect_checks waits for them and counts them in the order they started, so the output reads as
-# if they had run one after another. Each run writes its files (-dir) into a folder of its own
-# (jobdir).
+# Test units side by side. Most of the suite is many short runs (each with MPI and, in the GPU
+# suite, CUDA start-up): one at a time, its PETSc-level tests took about 7 minutes and its solver
+# paths about 3 on the 16-core H200 machine. `in_bg RANKS COMMAND...` runs a command of this script
+# (run_checks, tutorial, ...) in the background with counters of its own, with at most
+# GPUMATS_JOBS MPI ranks at once (default: the cores); not more, because an MPI rank that waits
+# spins, and ranks of several runs sharing cores slow each other down (on the 2-core CI machine,
+# side by side took 118 s against 68 s one after another). Below 4, it runs the command in place,
+# one at a time. collect_bg waits for the units and prints and counts them in the order they
+# started, so the output reads as if they had run one after another. Runs that write files (-dir)
+# take a folder of their own (jobdir).
 SLOTS=${GPUMATS_JOBS:-$(nproc 2>/dev/null || echo 1)}
-started=()
+nskip=0
+units=()
 declare -A ranks_of=()
 ranks_used=0
-run_checks_bg() { # ranks name command...
-  local np=$1 name=$2 log pid
-  shift 2
-  if [ "$SLOTS" -lt 4 ]; then run_checks "$name" "$@"; return; fi
+in_bg() { # ranks command...
+  local np=$1 unit pid
+  shift
+  if [ "$SLOTS" -lt 4 ]; then "$@"; return; fi
   [ "$np" -le "$SLOTS" ] || np=$SLOTS
   while [ $((ranks_used + np)) -gt "$SLOTS" ]; do
     wait -n -p pid
     ranks_used=$((ranks_used - ${ranks_of[$pid]:-0}))
     unset "ranks_of[$pid]"
   done
-  log=$(logname "$name")
-  ("$@" >"$log" 2>&1; echo $? >"$log.rc") &
+  unit=$(mktemp -p "$TMP" unit.XXXXXX)
+  (
+    pass=0 fail=0 nskip=0 SLOTS=1 # (an in_bg inside runs in place)
+    "$@" >"$unit.out" 2>&1
+    echo "$pass $fail $nskip" >"$unit.counts"
+  ) &
   ranks_of[$!]=$np
   ranks_used=$((ranks_used + np))
-  started+=("$name")
+  units+=("$unit")
 }
-collect_checks() {
-  local name log
+collect_bg() {
+  local unit p f k
   wait
   ranks_of=()
   ranks_used=0
-  for name in "${started[@]}"; do
-    log=$(logname "$name")
-    count_checks "$name" "$log" "$(cat "$log.rc" 2>/dev/null || echo "no exit code")"
-    rm -f "$log.rc"
+  for unit in "${units[@]}"; do
+    cat "$unit.out"
+    if read -r p f k <"$unit.counts"; then
+      pass=$((pass + p)) fail=$((fail + f)) nskip=$((nskip + k))
+    else
+      notok "test unit" "ended without its counts (output: $unit.out)"
+    fi
   done
-  started=()
+  units=()
 }
 jobdir() { mktemp -d -p "$TMP"; }
 
@@ -155,14 +165,14 @@ fi
 if ! skipped petsc; then
   for np in 1 2 4; do
     for prog in test_types test_mult test_product test_convert test_update test_coo test_ksp test_io; do
-      run_checks_bg $np "$prog np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)"
+      in_bg $np run_checks "$prog np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)"
     done
   done
   with_option() { # "rank counts" "options": test_mult, test_update and test_ksp with the options
     local np prog
     for np in $1; do
       for prog in test_mult test_update test_ksp; do
-        run_checks_bg $np "$prog $2 np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)" $2
+        in_bg $np run_checks "$prog $2 np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)" $2
       done
     done
   }
@@ -192,7 +202,7 @@ if ! skipped petsc; then
     for opt in "-mat_cmrs_spmv shared" "-mat_cmrs_spmv subwarp" "-mat_cmrs_spmv segmented" "-mat_cmrs_spmv auto -mat_cmrs_height 4"; do
       for np in 1 2; do
         for prog in test_mult test_update; do
-          run_checks_bg $np "$prog $opt np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "${cmrs_types%,}" -ref "$REF" -dir "$(jobdir)" $opt
+          in_bg $np run_checks "$prog $opt np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "${cmrs_types%,}" -ref "$REF" -dir "$(jobdir)" $opt
         done
       done
     done
@@ -202,15 +212,15 @@ if ! skipped petsc; then
   # when the host reads it; test_coo then also compares the host values (MatConvert to AIJ)
   case " $TYPES " in *cuda\ *)
     for np in 1 2; do
-      run_checks_bg $np "test_coo -coo_device np=$np" "${MPIEXEC[@]}" -n $np "$BIN/test_coo" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)" -coo_device
+      in_bg $np run_checks "test_coo -coo_device np=$np" "${MPIEXEC[@]}" -n $np "$BIN/test_coo" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)" -coo_device
     done ;;
   esac
   # every change converted in full: test_update then checks that no copy took the values-only path
   for np in 1 2; do
-    run_checks_bg $np "test_update -mat_gpumats_values_update rebuild np=$np" "${MPIEXEC[@]}" -n $np "$BIN/test_update" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)" \
+    in_bg $np run_checks "test_update -mat_gpumats_values_update rebuild np=$np" "${MPIEXEC[@]}" -n $np "$BIN/test_update" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)" \
       -mat_gpumats_values_update rebuild
   done
-  collect_checks
+  collect_bg
 fi
 
 # --- 3. PETSc's tutorials as unmodified clients ---------------------------------------------
@@ -267,20 +277,21 @@ if ! skipped tutorials; then
     # (aijcusparse with ex2's default host vectors gives wrong answers in PETSc 3.25, so the GPU
     # suite passes CUDA vectors, as PETSc's own tests of ex2 do; our types stage host vectors)
     type_opt() { echo "-mat_type $1 ${VEC:+-vec_type $VEC}"; }
-    tutorial "ex2-gmres-default-pc np=$np" $np 'Norm of error' "$BIN/tutorial-ex2" -m 40 -n 40
-    tutorial "ex2-cg-jacobi np=$np" $np 'Norm of error' "$BIN/tutorial-ex2" -m 40 -n 40 -ksp_type cg -pc_type jacobi
+    in_bg $np tutorial "ex2-gmres-default-pc np=$np" $np 'Norm of error' "$BIN/tutorial-ex2" -m 40 -n 40
+    in_bg $np tutorial "ex2-cg-jacobi np=$np" $np 'Norm of error' "$BIN/tutorial-ex2" -m 40 -n 40 -ksp_type cg -pc_type jacobi
     type_opt() { echo "-dm_mat_type $1 ${VEC:+-dm_vec_type $VEC}"; }
-    tutorial "ex45-cg-jacobi np=$np" $np 'Residual norm' "$BIN/tutorial-ex45" -da_grid_x 21 -da_grid_y 21 -da_grid_z 21 -ksp_type cg -pc_type jacobi \
+    in_bg $np tutorial "ex45-cg-jacobi np=$np" $np 'Residual norm' "$BIN/tutorial-ex45" -da_grid_x 21 -da_grid_y 21 -da_grid_z 21 -ksp_type cg -pc_type jacobi \
       -ksp_converged_reason
-    tutorial "ex45-gmres-default-pc np=$np" $np 'Residual norm' "$BIN/tutorial-ex45" -da_grid_x 21 -da_grid_y 21 -da_grid_z 21 -ksp_converged_reason
+    in_bg $np tutorial "ex45-gmres-default-pc np=$np" $np 'Residual norm' "$BIN/tutorial-ex45" -da_grid_x 21 -da_grid_y 21 -da_grid_z 21 -ksp_converged_reason
   done
   # CG's iterations and residual with either exchange and with the overlap off (the reference
   # type ignores these options)
   type_opt() { echo "-dm_mat_type $1 ${VEC:+-dm_vec_type $VEC}"; }
   for opt in "-mat_gpumats_exchange staged" "-mat_gpumats_exchange petsc" "-mat_gpumats_overlap 0"; do
-    tutorial "ex45-cg-jacobi $opt np=3" 3 'Residual norm' "$BIN/tutorial-ex45" -da_grid_x 21 -da_grid_y 21 -da_grid_z 21 -ksp_type cg -pc_type jacobi \
+    in_bg 3 tutorial "ex45-cg-jacobi $opt np=3" 3 'Residual norm' "$BIN/tutorial-ex45" -da_grid_x 21 -da_grid_y 21 -da_grid_z 21 -ksp_type cg -pc_type jacobi \
       -ksp_converged_reason $opt
   done
+  collect_bg
 fi
 
 # --- 3a. examples/coo_newton: a Newton solve whose Jacobian is assembled with COO -------------
@@ -296,10 +307,11 @@ if ! skipped tutorials; then
   case " $TYPES " in *cuda\ *) coo_values+=("-coo_values host") ;; esac
   for np in 1 2; do
     for cv in "${coo_values[@]}"; do
-      tutorial "coo-newton${cv:+ $cv} np=$np" $np '||F||' "$BIN/coo_newton" -n 33 -ksp_type cg -pc_type jacobi -snes_converged_reason \
+      in_bg $np tutorial "coo-newton${cv:+ $cv} np=$np" $np '||F||' "$BIN/coo_newton" -n 33 -ksp_type cg -pc_type jacobi -snes_converged_reason \
         -ksp_converged_reason $cv
     done
   done
+  collect_bg
 fi
 
 # --- 3b. solver paths through the same clients: AMG, geometric MG on DMDAs, direct solvers ---
@@ -314,15 +326,15 @@ PETSCCONF=$(ldd "$LIB" 2>/dev/null | awk '$1 ~ /^libpetsc/ {print $3; exit}')
 PETSCCONF=${PETSCCONF:+$(dirname "$PETSCCONF")/../include/petscconf.h}
 [ -f "${PETSCCONF:-}" ] || PETSCCONF=${PETSC_DIR:-/usr/lib/petsc}/${PETSC_ARCH:-}/include/petscconf.h
 have() { grep -q "^#define PETSC_HAVE_$1 1" "$PETSCCONF" 2>/dev/null; }
-nskip=0
 with() { # PACKAGE tutorial case np args...: the case if this PETSc has PACKAGE, else a skipped line
   local pkg=$1
   shift
   if have "$pkg"; then "$@"
-  else
-    nskip=$((nskip + 1))
-    echo "# skipped $1-$2 np=$3 (no $pkg in this PETSc)"
-  fi
+  else in_bg 0 skip_case "$pkg" "$@"; fi # (a unit of its own, so that the line keeps its place)
+}
+skip_case() { # PACKAGE tutorial case np ...
+  nskip=$((nskip + 1))
+  echo "# skipped $2-$3 np=$4 (no $1 in this PETSc)"
 }
 G17="-da_grid_x 17 -da_grid_y 17 -da_grid_z 17" # 17, 9, 5 points a side on three MG levels
 G21="-da_grid_x 21 -da_grid_y 21 -da_grid_z 21"
@@ -330,13 +342,13 @@ ex2() { # case np options...
   local c=$1 np=$2
   shift 2
   type_opt() { echo "-mat_type $1 ${VEC:+-vec_type $VEC}"; }
-  tutorial "ex2-$c np=$np" $np 'Norm of error' "$BIN/tutorial-ex2" -m 40 -n 40 -ksp_converged_reason "$@"
+  in_bg $np tutorial "ex2-$c np=$np" $np 'Norm of error' "$BIN/tutorial-ex2" -m 40 -n 40 -ksp_converged_reason "$@"
 }
 ex45() { # case np options... (grid included)
   local c=$1 np=$2
   shift 2
   type_opt() { echo "-dm_mat_type $1 ${VEC:+-dm_vec_type $VEC}"; }
-  tutorial "ex45-$c np=$np" $np 'Residual norm' "$BIN/tutorial-ex45" -ksp_converged_reason "$@"
+  in_bg $np tutorial "ex45-$c np=$np" $np 'Residual norm' "$BIN/tutorial-ex45" -ksp_converged_reason "$@"
 }
 # ex56 (3D elasticity, GAMG's own test): MatSetType(MATAIJ) then MatSetFromOptions (3.18 and 3.25),
 # so -mat_type picks the type; vectors come from MatCreateVecs. -two_solves prints |b-Ax|/|b| after
@@ -346,7 +358,7 @@ ex56() { # case np options...
   local c=$1 np=$2
   shift 2
   type_opt() { echo "-mat_type $1"; }
-  tutorial "ex56-$c np=$np" $np '|b-Ax|/|b|=' "$BIN/tutorial-ex56" -ne 9 -two_solves -ksp_converged_reason "$@"
+  in_bg $np tutorial "ex56-$c np=$np" $np '|b-Ax|/|b|=' "$BIN/tutorial-ex56" -ne 9 -two_solves -ksp_converged_reason "$@"
 }
 # snes ex19 (driven cavity, 4 dof DMDA, Jacobian by colored finite differences on the DM's matrix
 # type): the iterations compared are each Newton step's linear iterations, the SNES count twice
@@ -355,7 +367,7 @@ ex19() { # case np options...
   local c=$1 np=$2
   shift 2
   type_opt() { echo "-dm_mat_type $1 ${VEC:+-dm_vec_type $VEC}"; }
-  tutorial "ex19-$c np=$np" $np 'SNES Function norm' "$BIN/tutorial-ex19" -da_refine 2 -snes_monitor -snes_converged_reason -ksp_converged_reason "$@"
+  in_bg $np tutorial "ex19-$c np=$np" $np 'SNES Function norm' "$BIN/tutorial-ex19" -da_refine 2 -snes_monitor -snes_converged_reason -ksp_converged_reason "$@"
 }
 # The operator of each level of PCMG in ex45's -ksp_view: the last "linear system matrix" of each
 # level's section (the level's own KSP; the coarse solver's redundant copy and LU factor come first).
@@ -432,11 +444,11 @@ if ! skipped tutorials && ! skipped solvers; then
     with MUMPS ex45 lu-mumps $np $G21 -ksp_type preonly -pc_type lu -pc_factor_mat_solver_type mumps
     # the levels of PCMG: their types (*cuda types: every level's operator in -ksp_view; every
     # type: interpolation and level operators through PCMGGetInterpolation, in test_mg)
-    mg_view $np
+    in_bg $np mg_view $np
     for t in $TYPES; do
-      run_checks "test_mg np=$np/$t" "${TUTORIAL_RUN[@]}" -n $np "$BIN/test_mg" -types "$t" ${VEC:+-dm_vec_type $VEC}
+      in_bg $np run_checks "test_mg np=$np/$t" "${TUTORIAL_RUN[@]}" -n $np "$BIN/test_mg" -types "$t" ${VEC:+-dm_vec_type $VEC}
       # 3 dof per point: DMDA's MAIJ interpolation, expanded into the type
-      run_checks "test_mg -dof 3 np=$np/$t" "${TUTORIAL_RUN[@]}" -n $np "$BIN/test_mg" -types "$t" -dof 3 -da_grid_x 9 -da_grid_y 9 -da_grid_z 9 ${VEC:+-dm_vec_type $VEC}
+      in_bg $np run_checks "test_mg -dof 3 np=$np/$t" "${TUTORIAL_RUN[@]}" -n $np "$BIN/test_mg" -types "$t" -dof 3 -da_grid_x 9 -da_grid_y 9 -da_grid_z 9 ${VEC:+-dm_vec_type $VEC}
     done
   done
   # sequential only: GAMG inside block Jacobi needs 2 ranks to mean anything; UMFPACK, SuperLU
@@ -450,12 +462,13 @@ if ! skipped tutorials && ! skipped solvers; then
   with SUPERLU ex2 lu-superlu 1 -ksp_type preonly -pc_type lu -pc_factor_mat_solver_type superlu
   # (host types factor on the host, as aij does; *cuda types with cuSPARSE, as aijcusparse does,
   # whose ICC takes other iteration counts than PETSc's (ex45: 17 against 18))
-  factor_package
+  in_bg 1 factor_package
   ex2 cg-icc 1 -ksp_type cg -pc_type icc
   ex45 gmres-icc 1 $G21 -pc_type icc # (not CG: ex45's matrix is not symmetric; CG with ICC never converges)
   for t in $TYPES; do
-    run_checks "test_mg -galerkin np=1/$t" "${TUTORIAL_RUN[@]}" -n 1 "$BIN/test_mg" -types "$t" -galerkin ${VEC:+-dm_vec_type $VEC}
+    in_bg 1 run_checks "test_mg -galerkin np=1/$t" "${TUTORIAL_RUN[@]}" -n 1 "$BIN/test_mg" -types "$t" -galerkin ${VEC:+-dm_vec_type $VEC}
   done
+  collect_bg
   echo "# solver paths: $((SECONDS - start)) s, $nskip skipped"
 fi
 
