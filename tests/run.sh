@@ -88,6 +88,8 @@ run_checks() {
 # started, so the output reads as if they had run one after another. Runs that write files (-dir)
 # take a folder of their own (jobdir).
 SLOTS=${GPUMATS_JOBS:-$(nproc 2>/dev/null || echo 1)}
+# (wait -n -p, which tells which unit ended, is bash 5.1 or newer)
+((BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 1))) || SLOTS=1
 nskip=0
 units=()
 declare -A ranks_of=()
