@@ -817,6 +817,64 @@ bool device_refill(const Csr<V> &A, Convert &&convert, Host &&host, std::string 
   return check_spmv(*op, B, false, why);
 }
 
+// SELL-P's distinct-value table on the GPU (the dictionary's count and table of GPU builds) against
+// the host's count_distinct and dictionary_table: at the bounds of the codes (256, 257, 65536,
+// 65537 distinct values), past a small limit, for general values, and with the patterns that need
+// care: 0.0 and -0.0 apart, NaNs with payloads, infinities, and the all-ones pattern that the
+// GPU's hash table takes for an empty slot.
+template <class V>
+V value_from_bits(std::uint64_t b)
+{
+  V v;
+  if (sizeof(V) == 4) {
+    const std::uint32_t b32 = std::uint32_t(b);
+    std::memcpy(&v, &b32, sizeof(V));
+  } else std::memcpy(&v, &b, sizeof(V));
+  return v;
+}
+
+// n values cycling through `distinct` of them (1 + k/4: exact in float up to 2^22)
+template <class V>
+std::vector<V> cycled_values(std::int64_t distinct, std::int64_t n)
+{
+  std::vector<V> out(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) out[std::size_t(k)] = V(1) + V((k * 7919) % distinct) / V(4);
+  return out;
+}
+
+template <class V>
+void dictionary_table_device(const char *vname)
+{
+  const std::uint64_t ones = sizeof(V) == 8 ? ~std::uint64_t(0) : std::uint64_t(0xffffffffu);
+  std::vector<std::pair<std::string, std::vector<V>>> cases;
+  cases.push_back(std::make_pair(std::string("empty"), std::vector<V>()));
+  cases.push_back(std::make_pair(std::string("one value"), std::vector<V>(100000, V(-2.5))));
+  for (std::int64_t d : {std::int64_t(2), std::int64_t(256), std::int64_t(257), std::int64_t(65536), std::int64_t(65537)})
+    cases.push_back(std::make_pair(std::to_string(d) + " values", cycled_values<V>(d, std::max<std::int64_t>(3 * d, 200000))));
+  std::vector<V> special;
+  const V        pats[] = {V(0), -V(0), std::numeric_limits<V>::infinity(), -std::numeric_limits<V>::infinity(), std::numeric_limits<V>::quiet_NaN(),
+                           value_from_bits<V>(ones), value_from_bits<V>(ones - 1), std::numeric_limits<V>::max()};
+  for (int r = 0; r < 5000; ++r)
+    for (V p : pats) special.push_back(p);
+  cases.push_back(std::make_pair(std::string("special patterns"), special));
+  cases.push_back(std::make_pair(std::string("general values"), testmat::random_vector<V>(1 << 20, 11)));
+  for (const auto &c : cases) {
+    const std::int64_t n = std::int64_t(c.second.size());
+    for (std::int64_t limit : {sellp::kMaxDictionary, std::int64_t(3)}) {
+      DeviceArray<V>       d(c.second);
+      std::int64_t         count = -1;
+      const std::vector<V> table = sellp::dictionary_table_on_device(d.p, n, limit, &count, nullptr);
+      const std::int64_t   host_count = sellp::count_distinct(c.second.data(), n, limit);
+      std::vector<V>       host_table = sellp::dictionary_table(c.second.data(), n);
+      if (std::int64_t(host_table.size()) > limit) host_table.clear();
+      const std::string name = std::string("sellp-dictionary-table/") + vname + "/" + c.first + "/limit " + std::to_string(limit);
+      check::record(count == host_count && bits_equal(table, host_table), name,
+                    "GPU: " + std::to_string(count) + " distinct, table of " + std::to_string(table.size()) + "; host: " + std::to_string(host_count) +
+                      ", table of " + std::to_string(host_table.size()) + (count == host_count ? " (the tables differ)" : ""));
+    }
+  }
+}
+
 // The gather itself against the host's, -1 slots included, and each format's refill on the device
 template <class V>
 void values_update(const char *vname)
@@ -889,6 +947,8 @@ int main(int argc, char **argv)
   if (dbl) run_all<double>("double");
   if (flt) run_all<float>("float"); // memcheck: the index arithmetic is the same for both
   if (part("gather") && dbl) gather_and_dense();
+  if (part("values") && dbl) dictionary_table_device<double>("double");
+  if (part("values") && flt) dictionary_table_device<float>("float");
   if (part("values") && dbl) values_update<double>("double");
   if (part("values") && flt) values_update<float>("float");
   if (part("oom") && !quick && dbl) out_of_memory(); // memcheck: nothing new to check, and it would shadow the whole GPU

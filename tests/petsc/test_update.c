@@ -307,7 +307,10 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_sellp_values", values, sizeof(values), NULL));
   /* unless the run asks for a value form, SELL-P keeps plain values, whose same-pattern changes
      must take the values-only path (auto would give poisson2d's two values a dictionary) */
-  if (!strcmp(values, "plain")) PetscCall(PetscOptionsSetValue(NULL, "-mat_sellp_values", "plain"));
+  if (!strcmp(values, "plain")) {
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_sellp_values", "plain"));
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_autocuda_values", "plain")); /* autocuda's SELL-P candidate too */
+  }
   PetscCall(PetscStrcmp(values, "plain", &dictionary));
   dictionary = dictionary ? PETSC_FALSE : PETSC_TRUE; /* dictionary or auto: a copy may hold codes */
   for (size_t m = 0; m < sizeof(mats) / sizeof(mats[0]); m++) {

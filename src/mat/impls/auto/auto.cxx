@@ -115,22 +115,31 @@ double predict_us(const Candidate &k, bool banded)
 class AutoOperator final : public FormatOperator {
 public:
   bool trial = false;
+  // -mat_autocuda_values: whether the SELL-P candidate may hold its values in a dictionary
+  bool values_auto = true;
 
   std::unique_ptr<FormatOperator> clone_parameters() const override
   {
     auto o   = std::make_unique<AutoOperator>();
-    o->trial = trial;
+    o->trial       = trial;
+    o->values_auto = values_auto;
     copy_settings_to(*o);
     return o;
   }
   PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm, PetscBool *changed) override
   {
-    PetscBool t = trial ? PETSC_TRUE : PETSC_FALSE;
+    PetscBool   t = trial ? PETSC_TRUE : PETSC_FALSE;
+    const char *modes[] = {"plain", "auto"};
+    PetscInt    v       = values_auto ? 1 : 0;
 
     PetscFunctionBegin;
     PetscCall(PetscOptionsBool("-mat_autocuda_trial", "Confirm the model's choice by timing the two best formats on this GPU", "MATAUTOCUDA", t, &t, NULL));
-    *changed = (bool(t) != trial) ? PETSC_TRUE : PETSC_FALSE;
-    trial    = t;
+    PetscCall(PetscOptionsEList("-mat_autocuda_values",
+                                "Values of the SELL-P candidate: auto (a value dictionary, 1- or 2-byte codes, where it cuts the bytes of a product by 25%) or plain",
+                                "MATAUTOCUDA", modes, 2, modes[v], &v, NULL));
+    *changed    = (bool(t) != trial || bool(v) != values_auto) ? PETSC_TRUE : PETSC_FALSE;
+    trial       = t;
+    values_auto = v == 1;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -146,6 +155,7 @@ public:
     // the candidates and their predicted times
     std::vector<Candidate> c;
     c.push_back({"sellp", sellp_info.make()});
+    if (values_auto) c.back().op->allow_compressed_values(); // (SELL-P counts the distinct values on the GPU)
     c.push_back({"cmrs", cmrs_info.make()});
     if (bs > 1 && bs <= 8) c.push_back({"bellpack", bellpack_info.make()});
     c.push_back({"csr", std::make_unique<CsrOperator>()});

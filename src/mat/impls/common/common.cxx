@@ -601,7 +601,7 @@ void FormatOperator::build_copy(const CsrIn &A, const std::vector<std::int32_t> 
   }
 }
 
-bool FormatOperator::update_values(const CsrIn &A, PetscInt block_size, bool device, void *stream, bool values_on_device)
+bool FormatOperator::update_values(const CsrIn &A, PetscInt block_size, bool device, void *stream, bool values_on_device, const DeviceCsrIn *structure_on_device)
 {
   const std::int64_t nnz = A.nnz();
   std::int64_t       n   = 0;
@@ -615,12 +615,26 @@ bool FormatOperator::update_values(const CsrIn &A, PetscInt block_size, bool dev
     // split and row compression, into a copy of the same format and parameters
     std::vector<Scalar> storage;
     Staged              s;
-    const CsrIn         B    = stage(slot_csr(A, storage), reorder_.order(), tail_.split_at(), rowmap_.active(), s);
-    BlockSource         src{B};
+    BlockSource         src;
 #if GPUMATS_HAVE_CUDA
-    std::unique_ptr<cuda::DeviceCsr<Scalar, PetscInt>> up; // converted where the copy was: on the GPU from an upload
-    if (device && !build_on_host) src.device = (up = std::make_unique<cuda::DeviceCsr<Scalar, PetscInt>>(B, stream)).get();
+    std::unique_ptr<cuda::DeviceCsr<Scalar, PetscInt>> up; // converted where the copy was: on the GPU
+    const bool as_is = reorder_.order().empty() && !tail_.split_at() && !rowmap_.active();
+    if (device && !build_on_host && values_on_device && structure_on_device && as_is) {
+      // the structure is on the GPU already: the slot values are written there (coo_newton
+      // 2048^2: the host slot CSR and its upload took most of the first update's 0.12 s)
+      src.host   = CsrIn{A.nrows, A.ncols, A.row_ptr, A.col_ind, nullptr}; // the structure decisions read the host's; no values there
+      src.device = (up = std::make_unique<cuda::DeviceCsr<Scalar, PetscInt>>(
+                      CsrIn{A.nrows, A.ncols, structure_on_device->row_ptr, structure_on_device->col_ind, nullptr}, nnz,
+                      typename cuda::DeviceCsr<Scalar, PetscInt>::SlotValues{}, stream))
+                     .get();
+    } else
 #endif
+    {
+      src.host = stage(slot_csr(A, storage), reorder_.order(), tail_.split_at(), rowmap_.active(), s);
+#if GPUMATS_HAVE_CUDA
+      if (device && !build_on_host) src.device = (up = std::make_unique<cuda::DeviceCsr<Scalar, PetscInt>>(src.host, stream)).get();
+#endif
+    }
     const auto copy = build_like(src, block_size, device);
     std::int64_t        nv   = 0;
     const Scalar       *v    = copy->values(&nv);
@@ -778,7 +792,8 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOperator &op, const PetscScalar *device_values, PetscInt block_size, bool diagonal,
+PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOperator &op, const PetscScalar *device_values, const DeviceCsrIn *structure,
+                                      PetscInt block_size, bool diagonal,
                                       UpdateCounts *counts, PetscBool *done)
 {
   const PetscInt *ia, *ja;
@@ -802,7 +817,7 @@ PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOper
     PetscCall(CurrentStream(&stream));
     PetscCall(PetscLogEventBegin(values_event, block, 0, 0, 0));
     err = guarded(PETSC_COMM_SELF, "updating the values of the GPU format from device values",
-                  [&] { exact = op.update_values(A, block_size, true, stream, true); });
+                  [&] { exact = op.update_values(A, block_size, true, stream, true, structure); });
     PetscCall(PetscLogEventEnd(values_event, block, 0, 0, 0));
     if (err) op.forget_pattern(); // half refilled: the caller's full conversion follows
     else if (exact) {
@@ -814,7 +829,7 @@ PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOper
   PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &got));
   PetscCall(err);
 #else
-  (void)block, (void)f, (void)op, (void)device_values, (void)block_size, (void)diagonal, (void)counts, (void)ia, (void)ja, (void)m, (void)n, (void)got,
+  (void)block, (void)f, (void)op, (void)device_values, (void)structure, (void)block_size, (void)diagonal, (void)counts, (void)ia, (void)ja, (void)m, (void)n, (void)got,
     (void)now, (void)exact, (void)stream;
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);

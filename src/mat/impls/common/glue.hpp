@@ -285,7 +285,11 @@ public:
   // entry 0, not A.row_ptr[0]), e.g. an aijcusparse shadow's after MatSetValuesCOO with device
   // values; A's structure is read on the host as always, its values are gathered on the GPU
   // without an upload.
-  bool update_values(const CsrIn &A, PetscInt block_size, bool device, void *stream, bool values_on_device = false);
+  // structure_on_device (with values_on_device): A's row pointers and column indices on the GPU
+  // too (the aijcusparse shadow's), from which the slot build of a copy that is not renumbered,
+  // split or row-compressed is made on the GPU, without a host pass or an upload.
+  bool update_values(const CsrIn &A, PetscInt block_size, bool device, void *stream, bool values_on_device = false,
+                     const DeviceCsrIn *structure_on_device = nullptr);
   // after new parameters or a failed update: the next change converts in full
   void forget_pattern()
   {
@@ -341,6 +345,10 @@ public:
   // dependent steps of the longest work item (a thread's row in SELL-P, a warp's strip in CMRS, a
   // thread's block row in BELLPACK): what bounds the time when one row is far longer than the rest
   virtual double      critical_steps(const BlockSource &A, PetscInt block_size) const = 0;
+  // lets the format hold its values compressed wherever its own rule says it pays (SELL-P: values
+  // auto, the value dictionary where it cuts a product's bytes by 25%); autocuda weighs its SELL-P
+  // candidate so. Formats without a compressed form ignore it.
+  virtual void        allow_compressed_values() {}
   virtual Footprint   footprint() const  = 0; // the format's own, stored when it was built
   virtual std::string parameters() const = 0; // the chosen parameters, for -mat_view and benchmarks
   virtual std::size_t device_bytes() const = 0;
@@ -508,7 +516,10 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
 // untouched, where a values-only update cannot serve (no copy of this pattern yet, the pattern
 // changed, a value dictionary, an inexact slot build): the caller then brings the host values up
 // to date and calls BuildFromSeqAIJ. Counted as a values-only update.
-PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOperator &op, const PetscScalar *device_values, PetscInt block_size, bool diagonal,
+// structure (may be null): the block's row pointers and column indices on the GPU as well, for
+// the first update's slot build (FormatOperator::update_values).
+PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOperator &op, const PetscScalar *device_values, const DeviceCsrIn *structure,
+                                      PetscInt block_size, bool diagonal,
                                       UpdateCounts *counts, PetscBool *done);
 // Prints the -mat_view ::ascii_info lines of one format copy.
 PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char *what, const FormatOperator &op, bool device);

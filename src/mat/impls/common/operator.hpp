@@ -22,6 +22,9 @@
 
 #include "glue.hpp"
 
+#include <type_traits>
+#include <utility>
+
 namespace gpumats {
 
 // whether a format core's Matrix holds its values in another form than its val array
@@ -36,10 +39,21 @@ bool compressed(const M &, long)
   return false;
 }
 
+// whether the traits T have a compressed value form (T::allow_compressed_values(Params &))
+template <class T, class = void>
+struct HasCompressedValues : std::false_type {};
+template <class T>
+struct HasCompressedValues<T, std::void_t<decltype(T::allow_compressed_values(std::declval<typename T::Params &>()))>> : std::true_type {};
+
 template <class T>
 class TraitsOperator final : public FormatOperator {
 public:
   typename T::Params params; // as set by options; resolve() fills in what depends on the matrix
+
+  void allow_compressed_values() override
+  {
+    if constexpr (HasCompressedValues<T>::value) T::allow_compressed_values(params);
+  }
 
   std::unique_ptr<FormatOperator> clone_parameters() const override
   {

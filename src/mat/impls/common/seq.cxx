@@ -47,9 +47,11 @@ PetscErrorCode Build(Mat A, bool in_assembly)
     // copy's values are refilled from the shadow's device values where the copy has this pattern;
     // otherwise the host values are brought up to date and the copy is converted as usual
     const PetscScalar *dv;
-    PetscBool          done;
+    PetscBool          done, have;
+    DeviceCsrIn        csr;
+    PetscCall(ShadowDeviceCsr(A, &csr, &have)); // the structure too, for the first update's slot build
     PetscCall(MatSeqAIJCUSPARSEGetArrayRead(d->shadow, &dv));
-    PetscCall(UpdateValuesFromDevice(A, *d->info, *d->op, dv, bs, true, &d->updates, &done));
+    PetscCall(UpdateValuesFromDevice(A, *d->info, *d->op, dv, have ? &csr : nullptr, bs, true, &d->updates, &done));
     PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(d->shadow, &dv));
     if (done) {
       PetscCall(d->mark_current(A, in_assembly));

@@ -69,6 +69,13 @@ __global__ void iota_kernel(std::int32_t *__restrict__ dst, std::int64_t n)
   if (i < n) dst[i] = std::int32_t(i);
 }
 
+template <class V>
+__global__ void slot_values_kernel(V *__restrict__ val, std::int64_t n)
+{
+  const std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < n) val[k] = V(k + 1);
+}
+
 __global__ void narrow_kernel(const std::int64_t *__restrict__ in, std::int32_t *__restrict__ out, std::int64_t n)
 {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -110,6 +117,21 @@ DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, std::int64_t nnz, OnDevice
     val_.resize(std::size_t(nnz_) * sizeof(V));
     copy_on_device(col_.get(), A.col_ind, std::size_t(nnz_) * sizeof(I), stream);
     copy_on_device(val_.get(), A.val, std::size_t(nnz_) * sizeof(V), stream);
+  }
+}
+
+template <class V, class I>
+DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, std::int64_t nnz, SlotValues, void *stream) : nrows_(A.nrows), ncols_(A.ncols), nnz_(nnz), stream_(stream)
+{
+  row_ptr_.resize(std::size_t(nrows_ + 1) * sizeof(I));
+  if (nrows_) copy_on_device(row_ptr_.get(), A.row_ptr, std::size_t(nrows_ + 1) * sizeof(I), stream);
+  else check(cudaMemsetAsync(row_ptr_.get(), 0, sizeof(I), static_cast<cudaStream_t>(stream)), "cudaMemsetAsync");
+  if (nnz_) {
+    col_.resize(std::size_t(nnz_) * sizeof(I));
+    val_.resize(std::size_t(nnz_) * sizeof(V));
+    copy_on_device(col_.get(), A.col_ind, std::size_t(nnz_) * sizeof(I), stream);
+    slot_values_kernel<V><<<unsigned((nnz_ + kThreads - 1) / kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(val_.as<V>(), nnz_);
+    check_launch("slot values kernel");
   }
 }
 

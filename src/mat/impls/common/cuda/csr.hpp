@@ -44,6 +44,10 @@ public:
   // the upload.
   struct OnDevice {};
   DeviceCsr(const CsrView<V, I, I> &A, std::int64_t nnz, OnDevice, void *stream);
+  // A's structure, on the GPU already, copied as OnDevice, with the values of a slot build
+  // (core/values.hpp) written on the GPU: val[k] = k + 1. A.val is not read.
+  struct SlotValues {};
+  DeviceCsr(const CsrView<V, I, I> &A, std::int64_t nnz, SlotValues, void *stream);
 
   std::int64_t nrows() const { return nrows_; }
   std::int64_t ncols() const { return ncols_; }
