@@ -15,11 +15,12 @@ struct SellpTraits {
   // the bytes it saves on a 7-point stencil (poisson7 rows of config/tuning/h200.csv)
   // Values plain by default; -mat_sellp_values auto|dictionary opt in. The dictionary pays in the
   // product (H200, build/bin/bench -matrix poisson7 -n 160 -constant_values: 72.3 us with 1-byte
-  // codes against 104.1 us plain and 164.4 us for cuSPARSE CSR ALG1) but resolve() counts the
-  // distinct values on the host at every build, which with auto as the default made ex45 200^3's
-  // two SELL-P builds 1.07 s against 0.19 s for CMRS's (tests/gpu/build_check.sh, same GPU): the
-  // count has to move to the GPU before auto can be the default. core.values is then kPlain or
-  // kDictionary, and `mode`/`dict_entries` remember why, for -mat_view.
+  // codes against 104.1 us plain and 164.4 us for cuSPARSE CSR ALG1). resolve() counts the
+  // distinct values at every build (on the GPU for GPU builds; on the host, with auto as the
+  // default, ex45 200^3's two SELL-P builds took 1.07 s against 0.19 s for CMRS's). A dictionary
+  // copy is converted anew at every change of values (no values-only refill), so sellp keeps plain
+  // values unless asked; autocuda weighs the dictionary (allow_compressed_values). core.values is
+  // then kPlain or kDictionary, and `mode`/`dict_entries` remember why, for -mat_view.
   struct Params {
     sellp::Params core{0, 0, 0, sellp::Index::k32, sellp::Values::kPlain};
     sellp::Values mode         = sellp::Values::kPlain; // as asked with -mat_sellp_values
