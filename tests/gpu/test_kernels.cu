@@ -863,7 +863,7 @@ void dictionary_table_device(const char *vname)
     for (std::int64_t limit : {sellp::kMaxDictionary, std::int64_t(3)}) {
       DeviceArray<V>       d(c.second);
       std::int64_t         count = -1;
-      const std::vector<V> table = sellp::dictionary_table_on_device(d.p, n, limit, &count, nullptr);
+      const std::vector<V> table = cuda::distinct_values(d.p, n, limit, &count, nullptr);
       const std::int64_t   host_count = sellp::count_distinct(c.second.data(), n, limit);
       std::vector<V>       host_table = sellp::dictionary_table(c.second.data(), n);
       if (std::int64_t(host_table.size()) > limit) host_table.clear();
@@ -872,6 +872,24 @@ void dictionary_table_device(const char *vname)
                     "GPU: " + std::to_string(count) + " distinct, table of " + std::to_string(table.size()) + "; host: " + std::to_string(host_count) +
                       ", table of " + std::to_string(host_table.size()) + (count == host_count ? " (the tables differ)" : ""));
     }
+  }
+  // An upload keeps its distinct values per limit (SELL-P's resolve and build_device share one
+  // pass): a second ask returns the same table, another limit counts again, and back again.
+  {
+    const std::vector<V> v = cycled_values<V>(257, 5000);
+    Csr<V>               A;
+    A.nrows = A.ncols = std::int64_t(v.size());
+    A.val             = v;
+    for (std::int32_t i = 0; i < std::int32_t(v.size()); ++i) A.col_ind.push_back(i), A.row_ptr.push_back(i + 1);
+    const cuda::DeviceCsr<V, std::int32_t> up(A.view(), nullptr);
+    const std::vector<V>                   host = sellp::dictionary_table(v.data(), std::int64_t(v.size()));
+    std::int64_t                           c1 = -1, c2 = -1, c3 = -1;
+    const std::vector<V>                   t1 = up.distinct_values(sellp::kMaxDictionary, &c1);
+    const std::vector<V>                   t2 = up.distinct_values(3, &c2);
+    const std::vector<V>                   t3 = up.distinct_values(sellp::kMaxDictionary, &c3);
+    check::record(c1 == 257 && bits_equal(t1, host) && c2 == 4 && t2.empty() && c3 == 257 && bits_equal(t3, host),
+                  std::string("sellp-dictionary-table/") + vname + "/kept with the upload",
+                  "counts " + std::to_string(c1) + ", " + std::to_string(c2) + ", " + std::to_string(c3) + " (expected 257, 4, 257)");
   }
 }
 

@@ -510,20 +510,12 @@ Matrix<V> download(const cuda::Operator<V> &op)
 }
 
 // ---- value dictionary, encoded on the device (dictionary.hpp) ---------------------------------
-// The host finds the distinct values (one hash pass over the CSR values, which it holds anyway) and
-// sorts them by bit pattern; the conversion stays on the GPU, and each stored entry's code is its
-// value's position in that table, found by binary search. The same table and codes as the host's
+// The table of distinct values sorted by bit pattern comes from the uploaded CSR
+// (DeviceCsr::distinct_values) or from the host's; each stored entry's code is its value's
+// position in that table, found by binary search. The same table and codes as the host's
 // compress_values, array for array.
 
 namespace {
-
-template <class V>
-__device__ __forceinline__ std::uint64_t device_bits(V v)
-{
-  std::uint64_t b = 0;
-  memcpy(&b, &v, sizeof(V));
-  return b;
-}
 
 // One thread per stored entry. Padding gets code 0 (the kernels skip it by its column); a value
 // missing from the table (a caller's error) raises *missing.
@@ -538,111 +530,18 @@ __global__ void encode_kernel(std::int64_t stored, const void *__restrict__ col,
     code[e] = 0;
     return;
   }
-  const std::uint64_t key = device_bits(val[e]);
+  const std::uint64_t key = cuda::device_bits(val[e]);
   int                 lo = 0, hi = entries; // first table entry not below key
   while (lo < hi) {
     const int mid = (lo + hi) / 2;
-    if (device_bits(table[mid]) < key) lo = mid + 1;
+    if (cuda::device_bits(table[mid]) < key) lo = mid + 1;
     else hi = mid;
   }
-  if (lo < entries && device_bits(table[lo]) == key) code[e] = C(lo);
+  if (lo < entries && cuda::device_bits(table[lo]) == key) code[e] = C(lo);
   else atomicOr(missing, 1);
 }
 
 } // namespace
-
-namespace {
-
-constexpr std::uint64_t kEmptyKey       = ~std::uint64_t(0); // a NaN pattern; the value itself is flagged apart
-constexpr int           kDistinctLog2   = 18;                 // 2^18 slots: at most a quarter full below 65536 keys
-constexpr std::uint64_t kDistinctSlots  = std::uint64_t(1) << kDistinctLog2;
-
-__device__ __forceinline__ std::uint64_t slot_of(std::uint64_t key)
-{
-  key ^= key >> 33; // the mixing steps of MurmurHash3's finalizer: values differ mostly in high bits
-  key *= 0xff51afd7ed558ccdULL;
-  key ^= key >> 33;
-  return key & (kDistinctSlots - 1);
-}
-
-// Grid-stride over the values. In each warp, one lane per distinct key (match_any) inserts it:
-// probe linearly from its hash slot; a slot never changes once it holds a key, so a plain read that
-// finds the key ends the probe, and an empty slot is claimed by atomicCAS. state[0]: keys inserted,
-// state[1]: past the limit (every thread stops at its next value), state[2]: the empty-key pattern seen.
-template <class V>
-__global__ void distinct_kernel(const V *__restrict__ val, std::int64_t n, std::int64_t limit, unsigned long long *__restrict__ table,
-                                unsigned long long *__restrict__ state)
-{
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t base = std::int64_t(blockIdx.x) * blockDim.x; base < n; base += stride) { // the bounds are the same for the warp
-    // every exit and every match_any is taken by the whole warp: lane 0 reads the stop flag for all
-    unsigned long long stop = (threadIdx.x % 32) == 0 ? *(volatile unsigned long long *)(state + 1) : 0;
-    if (__shfl_sync(0xffffffffu, stop, 0)) return;
-    const std::int64_t  e      = base + threadIdx.x;
-    const bool          active = e < n;
-    const std::uint64_t key    = active ? device_bits(val[e]) : kEmptyKey;
-    const unsigned      peers  = __match_any_sync(0xffffffffu, (unsigned long long)key);
-    if (active && (__ffs(peers) - 1) == int(threadIdx.x % 32)) { // this key's leader in the warp
-      if (key == kEmptyKey) atomicOr(state + 2, 1ULL);
-      else {
-        std::uint64_t s = slot_of(key);
-        for (std::uint64_t probes = 0;; ++probes, s = (s + 1) & (kDistinctSlots - 1)) {
-          if (probes == kDistinctSlots) { // full (cannot be below the limit): too many
-            atomicOr(state + 1, 1ULL);
-            break;
-          }
-          unsigned long long cur = table[s];
-          if (cur == key) break;
-          if (cur == kEmptyKey) {
-            cur = atomicCAS(table + s, (unsigned long long)kEmptyKey, (unsigned long long)key);
-            if (cur == kEmptyKey) {
-              if (std::int64_t(atomicAdd(state, 1ULL) + 1) > limit) atomicOr(state + 1, 1ULL);
-              break;
-            }
-            if (cur == key) break;
-          }
-        }
-      }
-    }
-    __syncwarp();
-  }
-}
-
-} // namespace
-
-template <class V>
-std::vector<V> dictionary_table_on_device(const V *val, std::int64_t n, std::int64_t limit, std::int64_t *count, void *stream)
-{
-  static_assert(sizeof(V) <= sizeof(std::uint64_t), "value type wider than 64 bits");
-  *count = 0;
-  if (n <= 0) return {};
-  const auto         st = static_cast<cudaStream_t>(stream);
-  Buffer             table(kDistinctSlots * sizeof(unsigned long long)), state(3 * sizeof(unsigned long long));
-  unsigned long long h[3];
-  cuda::check(cudaMemsetAsync(table.get(), 0xff, table.bytes(), st), "cudaMemsetAsync"); // every slot kEmptyKey
-  cuda::check(cudaMemsetAsync(state.get(), 0, state.bytes(), st), "cudaMemsetAsync");
-  const unsigned blocks = unsigned(std::min<std::int64_t>((n + 255) / 256, 4096));
-  distinct_kernel<V><<<blocks, 256, 0, st>>>(val, n, limit, table.as<unsigned long long>(), state.as<unsigned long long>());
-  cuda::check_launch("SELL-P distinct values kernel");
-  cuda::copy_to_host_sync(h, state.get(), sizeof(h), stream);
-  const std::int64_t found = std::int64_t(h[0]) + (h[2] ? 1 : 0);
-  if (h[1] || found > limit) {
-    *count = limit + 1;
-    return {};
-  }
-  std::vector<unsigned long long> keys(kDistinctSlots);
-  cuda::copy_to_host_sync(keys.data(), table.get(), table.bytes(), stream);
-  std::vector<std::uint64_t> bits;
-  bits.reserve(std::size_t(found));
-  for (unsigned long long k : keys)
-    if (k != kEmptyKey) bits.push_back(k);
-  if (h[2]) bits.push_back(kEmptyKey);
-  std::sort(bits.begin(), bits.end()); // by bit pattern, as dictionary_table orders
-  std::vector<V> out(bits.size());
-  for (std::size_t k = 0; k < bits.size(); ++k) std::memcpy(&out[k], &bits[k], sizeof(V));
-  *count = std::int64_t(out.size());
-  return out;
-}
 
 template <class V>
 void encode_values(cuda::Operator<V> &op, const std::vector<V> &table)
@@ -680,7 +579,6 @@ void encode_values(cuda::Operator<V> &op, const std::vector<V> &table)
   template std::unique_ptr<cuda::Operator<V>> to_device<V>(const Matrix<V> &);                                                               \
   template Matrix<V>                          download<V>(const cuda::Operator<V> &);                                                        \
   template void                               encode_values<V>(cuda::Operator<V> &, const std::vector<V> &);                                  \
-  template std::vector<V> dictionary_table_on_device<V>(const V *, std::int64_t, std::int64_t, std::int64_t *, void *);                      \
   GPUMATS_SELLP_INSTANTIATE_I(V, std::int32_t)                                                                                               \
   GPUMATS_SELLP_INSTANTIATE_I(V, std::int64_t)
 GPUMATS_SELLP_INSTANTIATE(float)

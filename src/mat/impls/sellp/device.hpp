@@ -31,15 +31,6 @@ std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, co
 template <class V>
 void encode_values(cuda::Operator<V> &op, const std::vector<V> &table);
 
-// dictionary_table and count_distinct (dictionary.hpp) on the GPU, for values already there (an
-// uploaded CSR's): the distinct bit patterns among val[0..n) sorted by bit pattern, or an empty
-// table when there are more than `limit`; *count: how many (limit + 1 when more). One pass over the
-// values, inserting into an open-addressing hash table in global memory (a warp inserts each of
-// its distinct keys once); the count stops the pass once past the limit. The same table as the
-// host's dictionary_table, entry for entry.
-template <class V>
-std::vector<V> dictionary_table_on_device(const V *val, std::int64_t n, std::int64_t limit, std::int64_t *count, void *stream);
-
 // stored_entries (core.hpp) of the uploaded CSR, on the GPU.
 template <class V, class I>
 std::int64_t stored_on_device(const cuda::DeviceCsr<V, I> &A, const Params &p);

@@ -13,6 +13,17 @@ namespace cuda {
 
 constexpr int kWarp = 32;
 
+// A value's bit pattern, zero-extended to 64 bits: value dictionaries compare and sort values by
+// it, so -0 and 0 and each NaN pattern are kept apart and the codes reproduce the values exactly.
+template <class V>
+__device__ __forceinline__ std::uint64_t device_bits(V v)
+{
+  static_assert(sizeof(V) <= sizeof(std::uint64_t), "value type wider than 64 bits");
+  std::uint64_t b = 0;
+  memcpy(&b, &v, sizeof(V));
+  return b;
+}
+
 // Matrix arrays are read exactly once per SpMV: with kStream they are loaded evict-first
 // (ld.global.cs) so the cache keeps x, which is re-read by neighbouring rows.
 template <LoadPolicy P, class T>

@@ -1,11 +1,13 @@
 // The uploaded CSR of the device builds and their shared device-wide steps (csr.hpp).
 #include "csr.hpp"
+#include "blocks.cuh"
 #include "check.cuh"
 
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 namespace gpumats {
@@ -107,29 +109,30 @@ DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, void *stream) : nrows_(A.n
 }
 
 template <class V, class I>
-DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, std::int64_t nnz, OnDevice, void *stream) : nrows_(A.nrows), ncols_(A.ncols), nnz_(nnz), stream_(stream)
+void DeviceCsr<V, I>::copy_structure_on_device(const CsrView<V, I, I> &A)
 {
   row_ptr_.resize(std::size_t(nrows_ + 1) * sizeof(I));
-  if (nrows_) copy_on_device(row_ptr_.get(), A.row_ptr, std::size_t(nrows_ + 1) * sizeof(I), stream);
-  else check(cudaMemsetAsync(row_ptr_.get(), 0, sizeof(I), static_cast<cudaStream_t>(stream)), "cudaMemsetAsync");
+  if (nrows_) copy_on_device(row_ptr_.get(), A.row_ptr, std::size_t(nrows_ + 1) * sizeof(I), stream_);
+  else check(cudaMemsetAsync(row_ptr_.get(), 0, sizeof(I), static_cast<cudaStream_t>(stream_)), "cudaMemsetAsync");
   if (nnz_) {
     col_.resize(std::size_t(nnz_) * sizeof(I));
     val_.resize(std::size_t(nnz_) * sizeof(V));
-    copy_on_device(col_.get(), A.col_ind, std::size_t(nnz_) * sizeof(I), stream);
-    copy_on_device(val_.get(), A.val, std::size_t(nnz_) * sizeof(V), stream);
+    copy_on_device(col_.get(), A.col_ind, std::size_t(nnz_) * sizeof(I), stream_);
   }
+}
+
+template <class V, class I>
+DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, std::int64_t nnz, OnDevice, void *stream) : nrows_(A.nrows), ncols_(A.ncols), nnz_(nnz), stream_(stream)
+{
+  copy_structure_on_device(A);
+  if (nnz_) copy_on_device(val_.get(), A.val, std::size_t(nnz_) * sizeof(V), stream);
 }
 
 template <class V, class I>
 DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, std::int64_t nnz, SlotValues, void *stream) : nrows_(A.nrows), ncols_(A.ncols), nnz_(nnz), stream_(stream)
 {
-  row_ptr_.resize(std::size_t(nrows_ + 1) * sizeof(I));
-  if (nrows_) copy_on_device(row_ptr_.get(), A.row_ptr, std::size_t(nrows_ + 1) * sizeof(I), stream);
-  else check(cudaMemsetAsync(row_ptr_.get(), 0, sizeof(I), static_cast<cudaStream_t>(stream)), "cudaMemsetAsync");
+  copy_structure_on_device(A);
   if (nnz_) {
-    col_.resize(std::size_t(nnz_) * sizeof(I));
-    val_.resize(std::size_t(nnz_) * sizeof(V));
-    copy_on_device(col_.get(), A.col_ind, std::size_t(nnz_) * sizeof(I), stream);
     slot_values_kernel<V><<<unsigned((nnz_ + kThreads - 1) / kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(val_.as<V>(), nnz_);
     check_launch("slot values kernel");
   }
@@ -214,10 +217,115 @@ void iota(std::int32_t *dst, std::int64_t n, void *stream)
   check_launch("iota kernel");
 }
 
+namespace {
+
+constexpr std::uint64_t kEmptyKey       = ~std::uint64_t(0); // a NaN pattern; the value itself is flagged apart
+constexpr int           kDistinctLog2   = 18;                 // 2^18 slots: at most a quarter full below 65536 keys
+constexpr std::uint64_t kDistinctSlots  = std::uint64_t(1) << kDistinctLog2;
+
+__device__ __forceinline__ std::uint64_t slot_of(std::uint64_t key)
+{
+  key ^= key >> 33; // the mixing steps of MurmurHash3's finalizer: values differ mostly in high bits
+  key *= 0xff51afd7ed558ccdULL;
+  key ^= key >> 33;
+  return key & (kDistinctSlots - 1);
+}
+
+// Grid-stride over the values. In each warp, one lane per distinct key (match_any) inserts it:
+// probe linearly from its hash slot; a slot never changes once it holds a key, so a plain read that
+// finds the key ends the probe, and an empty slot is claimed by atomicCAS. state[0]: keys inserted,
+// state[1]: past the limit (every thread stops at its next value), state[2]: the empty-key pattern seen.
+template <class V>
+__global__ void distinct_kernel(const V *__restrict__ val, std::int64_t n, std::int64_t limit, unsigned long long *__restrict__ table,
+                                unsigned long long *__restrict__ state)
+{
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t base = std::int64_t(blockIdx.x) * blockDim.x; base < n; base += stride) { // the bounds are the same for the warp
+    // every exit and every match_any is taken by the whole warp: lane 0 reads the stop flag for all
+    unsigned long long stop = (threadIdx.x % 32) == 0 ? *(volatile unsigned long long *)(state + 1) : 0;
+    if (__shfl_sync(0xffffffffu, stop, 0)) return;
+    const std::int64_t  e      = base + threadIdx.x;
+    const bool          active = e < n;
+    const std::uint64_t key    = active ? device_bits(val[e]) : kEmptyKey;
+    const unsigned      peers  = __match_any_sync(0xffffffffu, (unsigned long long)key);
+    if (active && (__ffs(peers) - 1) == int(threadIdx.x % 32)) { // this key's leader in the warp
+      if (key == kEmptyKey) atomicOr(state + 2, 1ULL);
+      else {
+        std::uint64_t s = slot_of(key);
+        for (std::uint64_t probes = 0;; ++probes, s = (s + 1) & (kDistinctSlots - 1)) {
+          if (probes == kDistinctSlots) { // full (cannot be below the limit): too many
+            atomicOr(state + 1, 1ULL);
+            break;
+          }
+          unsigned long long cur = table[s];
+          if (cur == key) break;
+          if (cur == kEmptyKey) {
+            cur = atomicCAS(table + s, (unsigned long long)kEmptyKey, (unsigned long long)key);
+            if (cur == kEmptyKey) {
+              if (std::int64_t(atomicAdd(state, 1ULL) + 1) > limit) atomicOr(state + 1, 1ULL);
+              break;
+            }
+            if (cur == key) break;
+          }
+        }
+      }
+    }
+    __syncwarp();
+  }
+}
+
+} // namespace
+
+template <class V>
+std::vector<V> distinct_values(const V *val, std::int64_t n, std::int64_t limit, std::int64_t *count, void *stream)
+{
+  *count = 0;
+  if (n <= 0) return {};
+  const auto         st = static_cast<cudaStream_t>(stream);
+  Buffer             table(kDistinctSlots * sizeof(unsigned long long)), state(3 * sizeof(unsigned long long));
+  unsigned long long h[3];
+  check(cudaMemsetAsync(table.get(), 0xff, table.bytes(), st), "cudaMemsetAsync"); // every slot kEmptyKey
+  check(cudaMemsetAsync(state.get(), 0, state.bytes(), st), "cudaMemsetAsync");
+  const unsigned blocks = unsigned(std::min<std::int64_t>((n + 255) / 256, 4096));
+  distinct_kernel<V><<<blocks, 256, 0, st>>>(val, n, limit, table.as<unsigned long long>(), state.as<unsigned long long>());
+  check_launch("distinct values kernel");
+  copy_to_host_sync(h, state.get(), sizeof(h), stream);
+  const std::int64_t found = std::int64_t(h[0]) + (h[2] ? 1 : 0);
+  if (h[1] || found > limit) {
+    *count = limit + 1;
+    return {};
+  }
+  std::vector<unsigned long long> keys(kDistinctSlots);
+  copy_to_host_sync(keys.data(), table.get(), table.bytes(), stream);
+  std::vector<std::uint64_t> bits;
+  bits.reserve(std::size_t(found));
+  for (unsigned long long k : keys)
+    if (k != kEmptyKey) bits.push_back(k);
+  if (h[2]) bits.push_back(kEmptyKey);
+  std::sort(bits.begin(), bits.end()); // by bit pattern, as the dictionaries order their tables
+  std::vector<V> out(bits.size());
+  for (std::size_t k = 0; k < bits.size(); ++k) std::memcpy(&out[k], &bits[k], sizeof(V));
+  *count = std::int64_t(out.size());
+  return out;
+}
+
+template <class V, class I>
+const std::vector<V> &DeviceCsr<V, I>::distinct_values(std::int64_t limit, std::int64_t *count) const
+{
+  if (distinct_limit_ != limit) {
+    distinct_        = cuda::distinct_values(val(), nnz_, limit, &distinct_count_, stream_);
+    distinct_limit_  = limit;
+  }
+  *count = distinct_count_;
+  return distinct_;
+}
+
 template class DeviceCsr<float, std::int32_t>;
 template class DeviceCsr<float, std::int64_t>;
 template class DeviceCsr<double, std::int32_t>;
 template class DeviceCsr<double, std::int64_t>;
+template std::vector<float>  distinct_values<float>(const float *, std::int64_t, std::int64_t, std::int64_t *, void *);
+template std::vector<double> distinct_values<double>(const double *, std::int64_t, std::int64_t, std::int64_t *, void *);
 
 } // namespace cuda
 } // namespace gpumats

@@ -10,6 +10,8 @@
 
 #include "device.hpp"
 
+#include <vector>
+
 namespace gpumats {
 namespace cuda {
 
@@ -65,14 +67,31 @@ public:
   GroupStats group_stats(std::int64_t rows_per_group, std::int64_t width_multiple = 1, std::int64_t entry_multiple = 1) const;
   // Entries of the longest row, computed at the first call.
   std::int64_t longest_row() const;
+  // distinct_values (below) of val(), computed at the first call for this limit and kept: a GPU
+  // build asks once for its decision (SELL-P's resolve, run once per candidate and once more for the
+  // build in autocuda) and once for the table it encodes against.
+  const std::vector<V> &distinct_values(std::int64_t limit, std::int64_t *count) const;
 
 private:
+  // row_ptr and col_ind of A (on the GPU already) copied device to device; val_ allocated, not filled
+  void copy_structure_on_device(const CsrView<V, I, I> &A);
+
   std::int64_t         nrows_ = 0, ncols_ = 0, nnz_ = 0, base_ = 0;
   void                *stream_ = nullptr;
   Buffer               row_ptr_, col_, val_;
   mutable Buffer       lengths_;
   mutable std::int64_t longest_ = -1;
+  mutable std::int64_t distinct_limit_ = -1, distinct_count_ = 0;
+  mutable std::vector<V> distinct_;
 };
+
+// The distinct bit patterns among val[0..n) (on the GPU), sorted by bit pattern: the table of a
+// value dictionary (sellp/dictionary.hpp's dictionary_table, entry for entry), or an empty table
+// when there are more than `limit`; *count: how many (limit + 1 when more). One pass over the
+// values, inserting into an open-addressing hash table in global memory (a warp inserts each of its
+// distinct keys once); the pass stops once past the limit. Ordered on `stream`, read back.
+template <class V>
+std::vector<V> distinct_values(const V *val, std::int64_t n, std::int64_t limit, std::int64_t *count, void *stream);
 
 // offsets[0..k] = 0, sizes[0], sizes[0]+sizes[1], ... (int32, as the formats store their slice,
 // strip and partition offsets) from k int64 sizes on the GPU, ordered on `stream`; returns the
