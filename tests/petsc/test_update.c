@@ -8,7 +8,8 @@ static char help[] = "Every way of changing an assembled matrix is seen by the n
    row; after each application their products must agree. Changes: values inserted, added, and
    both (with a flush between), a new nonzero (also in the off-diagonal block of another rank),
    MatZeroRows without and with MAT_KEEP_NONZERO_PATTERN, MatScale, MatShift, MatDiagonalSet,
-   MatStoreValues/MatRetrieveValues, direct writes through MatSeqAIJGetArray and MatZeroEntries.
+   MatStoreValues/MatRetrieveValues, direct writes through MatSeqAIJGetArray, MatZeroEntries and
+   MatAXPY with SUBSET_NONZERO_PATTERN (a true subset, and on one rank an X that is not one).
    The first application of a change may alter the pattern (a missing diagonal entry); the second
    and third of a change that keeps it must then bring the format copies up to date by their values
    only (MatGpuMatsGetUpdateCounts), or, with -mat_gpumats_values_update rebuild, never so. The
@@ -197,6 +198,63 @@ static PetscErrorCode WriteArray(Mat A, PetscInt step)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscBool Sequential(Mat A)
+{
+  PetscMPIInt size;
+  MPI_Comm_size(PetscObjectComm((PetscObject)A), &size);
+  return size == 1 ? PETSC_TRUE : PETSC_FALSE;
+}
+
+/* A + alpha X, X of A's type with entries at every other position of A's rows (a strict subset of
+   A's pattern, empty rows included) and MatAXPY told SUBSET_NONZERO_PATTERN, as GAMG's prolongator
+   smoothing does (MatAYPX(A P, a, P)); with `outside`, X also has an entry outside A's pattern,
+   which SUBSET_NONZERO_PATTERN wrongly claims (AIJ inserts it: the types must do the same). */
+static PetscErrorCode AxpyWith(Mat A, PetscInt step, PetscBool outside)
+{
+  Mat      X;
+  MatType  type;
+  PetscInt rs, re, cs, ce, m, n, M, N, *dnz, *onz;
+
+  PetscFunctionBeginUser;
+  if (outside && !Sequential(A)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGetType(A, &type));
+  PetscCall(MatGetSize(A, &M, &N));
+  PetscCall(MatGetLocalSize(A, &m, &n));
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  PetscCall(MatGetOwnershipRangeColumn(A, &cs, &ce));
+  PetscCall(PetscCalloc2(m, &dnz, m, &onz));
+  for (PetscInt i = rs; i < re; i++) {
+    PetscInt        nc;
+    const PetscInt *cols;
+    PetscCall(MatGetRow(A, i, &nc, &cols, NULL));
+    for (PetscInt k = (i + step) % 2; k < nc; k += 2) (cols[k] >= cs && cols[k] < ce) ? dnz[i - rs]++ : onz[i - rs]++;
+    PetscCall(MatRestoreRow(A, i, &nc, &cols, NULL));
+    if (outside) dnz[i - rs]++, onz[i - rs]++;
+  }
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)A), &X));
+  PetscCall(MatSetSizes(X, m, n, M, N));
+  PetscCall(MatSetType(X, type));
+  PetscCall(MatXAIJSetPreallocation(X, 1, dnz, onz, NULL, NULL));
+  for (PetscInt i = rs; i < re; i++) {
+    PetscInt        nc;
+    const PetscInt *cols;
+    PetscCall(MatGetRow(A, i, &nc, &cols, NULL));
+    for (PetscInt k = (i + step) % 2; k < nc; k += 2) PetscCall(MatSetValue(X, i, cols[k], 0.25 + (PetscScalar)((i + k + step) % 5), INSERT_VALUES));
+    PetscCall(MatRestoreRow(A, i, &nc, &cols, NULL));
+  }
+  if (outside)
+    for (PetscInt i = rs; i < re; i += 9) PetscCall(MatSetValue(X, i, (i * 37 + 5 + step) % N, 0.5, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(X, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(X, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAXPY(A, 0.5 + step, X, SUBSET_NONZERO_PATTERN));
+  PetscCall(MatDestroy(&X));
+  PetscCall(PetscFree2(dnz, onz));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AxpySubset(Mat A, PetscInt step) { return AxpyWith(A, step, PETSC_FALSE); }
+static PetscErrorCode AxpyNotSubset(Mat A, PetscInt step) { return AxpyWith(A, step, PETSC_TRUE); }
+
 static PetscErrorCode Compare(Mat R, Mat B, const char *name)
 {
   return CheckSameProduct(R, B, 5, name);
@@ -240,12 +298,6 @@ static PetscErrorCode GetCounts(Mat B, Counts *c)
 
 /* Whether the change does anything to this matrix (direct array writes are made on one rank only,
    shifts and diagonals on square matrices only) */
-static PetscBool Sequential(Mat A)
-{
-  PetscMPIInt size;
-  MPI_Comm_size(PetscObjectComm((PetscObject)A), &size);
-  return size == 1 ? PETSC_TRUE : PETSC_FALSE;
-}
 
 /* After the 2nd and 3rd application of a change that keeps the pattern (from `before` to `after`):
    no conversion and at least one values-only update with -mat_gpumats_values_update auto; no
@@ -292,6 +344,8 @@ int main(int argc, char **argv)
     {"store-retrieve", StoreRetrieve, PETSC_TRUE, NULL},
     {"write-array", WriteArray, PETSC_TRUE, Sequential},
     {"zero-entries", ZeroEntries, PETSC_TRUE, NULL},
+    {"axpy-subset", AxpySubset, PETSC_TRUE, NULL},
+    {"axpy-not-a-subset", AxpyNotSubset, PETSC_FALSE, Sequential},
   };
   char      mode[64] = "auto", values[64] = "plain";
   PetscBool rebuild, dictionary;

@@ -12,7 +12,10 @@
 //
 // Products come back in our type: the result's pattern is written into its SeqAIJ once, at the
 // symbolic phase, and its values come down after each numeric phase (the host arrays PETSc reads
-// stay current); its format copy is built from the product's CSR on the GPU.
+// stay current); the product's aijcusparse result becomes the result's shadow, and its format
+// copy is built from that CSR on the GPU at its first use. Format copies are built where they will
+// be multiplied: a result at its first use, the operands of a Galerkin product (PtAP, RARt: a
+// multigrid's level operator and transfer) when the product is formed, inside the setup.
 #include "kinds.hpp"
 
 #include <cstring>
@@ -175,19 +178,25 @@ int Operands(Mat C, Mat op[3])
   return op[2] ? 3 : 2;
 }
 
-// The operand's matrix to hand to aijcusparse: its shadow when it is ours, else itself
-PetscErrorCode Stand_in(Mat X, Mat *S)
+// The operand's matrix to hand to aijcusparse: its shadow when it is ours, else itself. With
+// `build`, X's format copy is made current too, from the shadow's CSR on the GPU: for the operands
+// of a Galerkin product and of a factorization, which the solve multiplies (GAMG's level operators
+// and prolongators), so that their copies are built here, in the setup, rather than at their first
+// product inside the solve. The operands of other products are mostly intermediates that are
+// never multiplied by a vector (GAMG's graph and tentative prolongators): ksp ex56 -ne 59 with
+// autocuda spent 0.29 s of its 2.97 s PCSetUp building 27 copies, most of them of such matrices.
+PetscErrorCode Stand_in(Mat X, Mat *S, bool build)
 {
   PetscFunctionBegin;
   if (OurDeviceSeq(X)) {
     PetscCall(ShadowOf(X, S));
-    // the operands of a setup's products are the solver's operators and transfers (GAMG's A and
-    // prolongators): their copies are built here, from the shadow's CSR on the GPU, rather than
-    // from an upload of their own at their first product, inside the solve
-    PetscCall(SeqEnsureCurrent(X));
+    if (build) PetscCall(SeqEnsureCurrent(X));
   } else *S = X;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+// whether the operands of C's product are a level operator and a transfer (see Stand_in)
+bool Galerkin(Mat C) { return C->product->type == MATPRODUCT_PtAP || C->product->type == MATPRODUCT_RARt; }
 
 // The host route: SeqAIJ's MatProductSetFromOptions, saved on whichever operand is ours
 PetscErrorCode HostProduct(Mat C)
@@ -262,7 +271,7 @@ PetscErrorCode ProductNumeric(Mat C)
   const int k = Operands(C, op);
   for (int i = 0; i < k; ++i) {
     if (!pd->shadow[i]) continue;
-    PetscCall(Stand_in(op[i], &S));
+    PetscCall(Stand_in(op[i], &S, Galerkin(C)));
     PetscCheck(op[i] == pd->operand[i] && S == pd->shadow[i], PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP,
                "the nonzero pattern of an operand changed since the symbolic product: create the product again (MAT_INITIAL_MATRIX)");
   }
@@ -281,13 +290,11 @@ PetscErrorCode ProductNumeric(Mat C)
   PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
   PetscCall(AdoptInnerAsShadow(C, pd->inner));
-  // C's copy now, from inner's CSR on the GPU (no upload): GAMG's coarse operators and
-  // prolongators are multiplied in the solve, and built here they are built in the setup
-  PetscCall(SeqEnsureCurrent(C));
-  // MatProductNumeric raises C's state once when this returns (matproduct.c): the copy and the
-  // shadow are current for that state, as a copy built inside MatAssemblyEnd is for its own
-  // (otherwise both would be stale at the result's first use and made again there).
-  Data(C)->from_assembly = true;
+  // C's copy is built at its first use, from inner's CSR on the GPU (no upload). GAMG changes most
+  // of its products before using them (the smoothed prolongator is A P_tent, scaled and added to)
+  // or never multiplies them (its squared graph): a copy built here was built in vain.
+  // MatProductNumeric raises C's state once when this returns (matproduct.c): the shadow is
+  // current for that state (otherwise it would be refilled and uploaded at C's first use).
   Data(C)->shadow_state += 1;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -304,7 +311,7 @@ PetscErrorCode ProductSymbolic(Mat C)
   PetscFunctionBegin;
   const int k = Operands(C, op);
   for (int i = 0; i < k; ++i) {
-    PetscCall(Stand_in(op[i], &S[i]));
+    PetscCall(Stand_in(op[i], &S[i], Galerkin(C)));
     if (S[i] != op[i]) {
       pd->operand[i] = op[i], pd->shadow[i] = S[i];
       PetscCall(PetscObjectReference((PetscObject)S[i]));
@@ -339,7 +346,7 @@ PetscErrorCode ProductSymbolic(Mat C)
   PetscCall(MatSetSizes(C, pd->inner->rmap->n, pd->inner->cmap->n, pd->inner->rmap->N, pd->inner->cmap->N));
   PetscCall(MatSetBlockSizesFromMats(C, pd->inner, pd->inner));
   PetscCall(MatSetType(C, ((PetscObject)op[OurDeviceSeq(op[0]) ? 0 : OurDeviceSeq(op[1]) ? 1 : 2])->type_name));
-  Data(C)->build_at = BuildAt::kUse; // not from the zeros below: ProductNumeric builds it from inner on the GPU
+  Data(C)->build_at = BuildAt::kUse; // not from the zeros below: built at the first use, from inner on the GPU
   PetscCall(MatGetRowIJ(pd->inner, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure in the cuSPARSE product");
   PetscCall(SetPattern(C, ia, ja));
@@ -425,7 +432,7 @@ PetscErrorCode FactorNumeric(Mat B, Mat A, const MatFactorInfo *info)
   PetscFunctionBegin;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, kSavedNumeric, &saved));
   PetscCheck(saved, PETSC_COMM_SELF, PETSC_ERR_PLIB, "cuSPARSE factor without its numeric phase");
-  PetscCall(Stand_in(A, &S));
+  PetscCall(Stand_in(A, &S, true));
   PetscCall(saved(B, S, info));
   PetscCall(WrapNumeric(B)); // in case PETSc's numeric phase chose another one for the next time
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -438,7 +445,7 @@ PetscErrorCode LUFactorSymbolic(Mat B, Mat A, IS row, IS col, const MatFactorInf
 
   PetscFunctionBegin;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, kSavedSymbolic, &saved));
-  PetscCall(Stand_in(A, &S));
+  PetscCall(Stand_in(A, &S, true));
   PetscCall(saved(B, S, row, col, info));
   PetscCall(WrapNumeric(B));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -451,7 +458,7 @@ PetscErrorCode CholFactorSymbolic(Mat B, Mat A, IS perm, const MatFactorInfo *in
 
   PetscFunctionBegin;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, kSavedSymbolic, &saved));
-  PetscCall(Stand_in(A, &S));
+  PetscCall(Stand_in(A, &S, true));
   PetscCall(saved(B, S, perm, info));
   PetscCall(WrapNumeric(B));
   PetscFunctionReturn(PETSC_SUCCESS);
