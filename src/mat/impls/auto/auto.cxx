@@ -163,8 +163,9 @@ public:
     for (Candidate &k : c) {
       k.op->stream_loads  = stream_loads; // -mat_gpumats_loads and -mat_gpumats_build reach the format picked
       k.op->build_on_host = build_on_host;
-      k.bytes             = k.op->predicted_bytes(A, bs);
-      k.steps             = k.op->critical_steps(A, bs);
+      const auto e        = k.op->estimate(A, bs);
+      k.bytes             = e.bytes;
+      k.steps             = e.steps;
       k.predicted_us      = predict_us(k, banded);
     }
     std::stable_sort(c.begin(), c.end(), [](const Candidate &a, const Candidate &b) { return a.predicted_us < b.predicted_us; });

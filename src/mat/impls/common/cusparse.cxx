@@ -180,11 +180,14 @@ int Operands(Mat C, Mat op[3])
 
 // The operand's matrix to hand to aijcusparse: its shadow when it is ours, else itself. With
 // `build`, X's format copy is made current too, from the shadow's CSR on the GPU: for the operands
-// of a Galerkin product and of a factorization, which the solve multiplies (GAMG's level operators
-// and prolongators), so that their copies are built here, in the setup, rather than at their first
-// product inside the solve. The operands of other products are mostly intermediates that are
-// never multiplied by a vector (GAMG's graph and tentative prolongators): ksp ex56 -ne 59 with
-// autocuda spent 0.29 s of its 2.97 s PCSetUp building 27 copies, most of them of such matrices.
+// of a Galerkin product, which the solve multiplies (GAMG's level operators and prolongators), so
+// that their copies are built here, in the setup, rather than at their first product inside the
+// solve. The operands of other products are mostly intermediates that are never multiplied by a
+// vector (GAMG's graph and tentative prolongators): ksp ex56 -ne 59 with autocuda spent 0.29 s of
+// its 2.97 s PCSetUp building 27 copies, most of them of such matrices. A factorization's matrix
+// is not built either: GAMG's coarsest operator is factored, never multiplied, and bjacobi factors
+// it at the first PCApply, inside KSPSolve; a matrix the solve does multiply (GMRES with ILU) has
+// its copy from its assembly, or builds it at its first product.
 PetscErrorCode Stand_in(Mat X, Mat *S, bool build)
 {
   PetscFunctionBegin;
@@ -432,7 +435,7 @@ PetscErrorCode FactorNumeric(Mat B, Mat A, const MatFactorInfo *info)
   PetscFunctionBegin;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, kSavedNumeric, &saved));
   PetscCheck(saved, PETSC_COMM_SELF, PETSC_ERR_PLIB, "cuSPARSE factor without its numeric phase");
-  PetscCall(Stand_in(A, &S, true));
+  PetscCall(Stand_in(A, &S, false));
   PetscCall(saved(B, S, info));
   PetscCall(WrapNumeric(B)); // in case PETSc's numeric phase chose another one for the next time
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -445,7 +448,7 @@ PetscErrorCode LUFactorSymbolic(Mat B, Mat A, IS row, IS col, const MatFactorInf
 
   PetscFunctionBegin;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, kSavedSymbolic, &saved));
-  PetscCall(Stand_in(A, &S, true));
+  PetscCall(Stand_in(A, &S, false));
   PetscCall(saved(B, S, row, col, info));
   PetscCall(WrapNumeric(B));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -458,7 +461,7 @@ PetscErrorCode CholFactorSymbolic(Mat B, Mat A, IS perm, const MatFactorInfo *in
 
   PetscFunctionBegin;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, kSavedSymbolic, &saved));
-  PetscCall(Stand_in(A, &S, true));
+  PetscCall(Stand_in(A, &S, false));
   PetscCall(saved(B, S, perm, info));
   PetscCall(WrapNumeric(B));
   PetscFunctionReturn(PETSC_SUCCESS);

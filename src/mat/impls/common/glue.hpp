@@ -345,6 +345,11 @@ public:
   // dependent steps of the longest work item (a thread's row in SELL-P, a warp's strip in CMRS, a
   // thread's block row in BELLPACK): what bounds the time when one row is far longer than the rest
   virtual double      critical_steps(const BlockSource &A, PetscInt block_size) const = 0;
+  // both of the above, from one choice of the parameters (autocuda's model asks both per candidate)
+  struct Estimate {
+    double bytes = 0, steps = 0;
+  };
+  virtual Estimate estimate(const BlockSource &A, PetscInt block_size) const { return {predicted_bytes(A, block_size), critical_steps(A, block_size)}; }
   // lets the format hold its values compressed wherever its own rule says it pays (SELL-P: values
   // auto, the value dictionary where it cuts a product's bytes by 25%); autocuda weighs its SELL-P
   // candidate so. Formats without a compressed form ignore it.

@@ -116,6 +116,11 @@ public:
     return T::predicted_bytes(T::resolve(params, A, block_size), A) + double(sizeof(Scalar)) * double(A.nrows() + A.ncols());
   }
   double critical_steps(const BlockSource &A, PetscInt block_size) const override { return T::critical_steps(T::resolve(params, A, block_size), A); }
+  Estimate estimate(const BlockSource &A, PetscInt block_size) const override
+  {
+    const typename T::Params p = T::resolve(params, A, block_size);
+    return {T::predicted_bytes(p, A) + double(sizeof(Scalar)) * double(A.nrows() + A.ncols()), T::critical_steps(p, A)};
+  }
   Footprint   footprint() const override { return fp_; }
   std::string parameters() const override
   {

@@ -25,6 +25,7 @@ struct SellpTraits {
     sellp::Params core{0, 0, 0, sellp::Index::k32, sellp::Values::kPlain};
     sellp::Values mode         = sellp::Values::kPlain; // as asked with -mat_sellp_values
     std::int64_t  dict_entries = -1;                    // distinct values found by resolve (-1: not counted)
+    std::int64_t  stored       = -1;                    // stored entries, where resolve counted them (for predicted_bytes)
   };
   using Matrix = sellp::Matrix<Scalar>;
 
@@ -110,6 +111,7 @@ struct SellpTraits {
     const CsrIn &A = S.host;
     q.core.values  = sellp::Values::kPlain;
     q.dict_entries = -1;
+    q.stored       = -1;
     if (q.mode == sellp::Values::kPlain) return;
     if (!A.nnz()) {
       q.dict_entries = 0;
@@ -123,7 +125,7 @@ struct SellpTraits {
     } else
 #endif
       q.dict_entries = sellp::count_distinct(A.val + A.row_ptr[0], A.nnz(), sellp::kMaxDictionary);
-    const std::int64_t b   = q.core.slice_height, stored = stored_entries(S, q.core);
+    const std::int64_t b = q.core.slice_height, stored = q.stored = stored_entries(S, q.core);
     const bool         i16 = q.core.index != sellp::Index::k32 && sellp::index16_fits_sampled(A, b, 64);
     if (sellp::use_dictionary<Scalar>(q.mode, q.dict_entries, stored, i16 ? 2.0 + 4.0 / double(b) : 4.0)) q.core.values = sellp::Values::kDictionary;
     else if (q.mode == sellp::Values::kDictionary)
@@ -168,7 +170,7 @@ struct SellpTraits {
   }
   static double predicted_bytes(const Params &p, const BlockSource &A)
   {
-    const std::int64_t b = p.core.slice_height, stored = stored_entries(A, p.core), slices = (A.nrows() + b - 1) / b;
+    const std::int64_t b = p.core.slice_height, stored = p.stored >= 0 ? p.stored : stored_entries(A, p.core), slices = (A.nrows() + b - 1) / b;
     const bool         idx16 = p.core.index != sellp::Index::k32 && sellp::index16_fits_sampled(A.host, b, 64); // sampled on the host
     const double       index = idx16 ? 2.0 + 4.0 / double(b) : 4.0;
     // resolve() has counted the distinct values where the dictionary applies

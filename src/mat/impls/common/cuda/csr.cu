@@ -156,6 +156,8 @@ GroupStats DeviceCsr<V, I>::group_stats(std::int64_t g, std::int64_t width_multi
   if (g < 1 || width_multiple < 1 || entry_multiple < 1) throw std::logic_error("group_stats: group size and multiples must be positive");
   GroupStats s;
   if (!nrows_) return s;
+  for (const auto &k : stats_)
+    if (k.first.g == g && k.first.width_multiple == width_multiple && k.first.entry_multiple == entry_multiple) return k.second;
   const auto st = static_cast<cudaStream_t>(stream_);
   Buffer     out(4 * sizeof(long long));
   long long  h[4];
@@ -164,6 +166,7 @@ GroupStats DeviceCsr<V, I>::group_stats(std::int64_t g, std::int64_t width_multi
   check_launch("group statistics kernel");
   copy_to_host_sync(h, out.get(), sizeof(h), stream_);
   s.padded_width = h[0], s.padded_entries = h[1], s.longest_group = h[2], s.longest_row = h[3];
+  stats_.push_back({StatsKey{g, width_multiple, entry_multiple}, s});
   return s;
 }
 

@@ -63,7 +63,10 @@ public:
 
   // Entries of each row (nrows int32), computed on the GPU at the first call.
   const std::int32_t *row_lengths() const;
-  // group_stats of core/csr.hpp, on the GPU: one pass over the row pointers, one small read back.
+  // group_stats of core/csr.hpp, on the GPU: one pass over the row pointers, one small read back;
+  // kept per (rows_per_group, width_multiple, entry_multiple), as the parameter choices and
+  // autocuda's model ask the same questions several times (each a kernel, two allocations and a
+  // synchronising read back: ksp ex56's GAMG setup spent 0.2 s in autocuda's model queries).
   GroupStats group_stats(std::int64_t rows_per_group, std::int64_t width_multiple = 1, std::int64_t entry_multiple = 1) const;
   // Entries of the longest row, computed at the first call.
   std::int64_t longest_row() const;
@@ -82,6 +85,10 @@ private:
   mutable Buffer       lengths_;
   mutable std::int64_t longest_ = -1;
   mutable std::int64_t distinct_limit_ = -1, distinct_count_ = 0;
+  struct StatsKey {
+    std::int64_t g, width_multiple, entry_multiple;
+  };
+  mutable std::vector<std::pair<StatsKey, GroupStats>> stats_; // group_stats asked so far
   mutable std::vector<V> distinct_;
 };
 
