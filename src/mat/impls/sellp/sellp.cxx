@@ -125,10 +125,13 @@ struct SellpTraits {
     } else
 #endif
       q.dict_entries = sellp::count_distinct(A.val + A.row_ptr[0], A.nnz(), sellp::kMaxDictionary);
-    const std::int64_t b = q.core.slice_height, stored = q.stored = stored_entries(S, q.core);
-    const bool         i16 = q.core.index != sellp::Index::k32 && sellp::index16_fits_sampled(A, b, 64);
-    if (sellp::use_dictionary<Scalar>(q.mode, q.dict_entries, stored, i16 ? 2.0 + 4.0 / double(b) : 4.0)) q.core.values = sellp::Values::kDictionary;
-    else if (q.mode == sellp::Values::kDictionary)
+    // too many values for any table (general values, as GAMG's products have): plain, without the
+    // stored-entry count (a sort of the row lengths when rows are sorted) the decision would need
+    const bool fits = sellp::code_bytes_for(q.dict_entries) != 0;
+    const std::int64_t b = q.core.slice_height, stored = fits ? (q.stored = stored_entries(S, q.core)) : 0;
+    const bool         i16 = fits && q.core.index != sellp::Index::k32 && sellp::index16_fits_sampled(A, b, 64);
+    if (fits && sellp::use_dictionary<Scalar>(q.mode, q.dict_entries, stored, i16 ? 2.0 + 4.0 / double(b) : 4.0)) q.core.values = sellp::Values::kDictionary;
+    else if (q.mode == sellp::Values::kDictionary && !fits)
       (void)PetscInfo(nullptr, "SELL-P: %" PetscInt64_FMT "%s distinct values, more than a value dictionary holds (65536): values stay plain\n",
                       (PetscInt64)std::min(q.dict_entries, sellp::kMaxDictionary), q.dict_entries > sellp::kMaxDictionary ? "+" : "");
   }
