@@ -8,7 +8,7 @@
 #
 # Cases (n = GPUMATS_SCALING_WEAK, s = GPUMATS_SCALING_STRONG, l = GPUMATS_SCALING_LARGE):
 #   weak    n x n x (n*N) on N ranks (n^3 rows per rank)
-#   strong  s^3 on every N
+#   strong  s^3 on every N, for each size s of the list (default 256 and 400)
 #   large   l^3 on every N (the largest problem of the study, see README)
 # Each run: -ksp_type cg -pc_type jacobi -ksp_norm_type unpreconditioned -ksp_max_it ITS with a
 # relative tolerance nothing reaches (so every run does ITS iterations), -log_view (and
@@ -24,8 +24,8 @@
 #   GPUMATS_SCALING_TYPES   Mat types (default: sellpcuda autocuda aijcusparse, and sellcuda when this
 #                           PETSc has it). Host types run on the CPU: "sellp aij" with GPUMATS_SCALING_VEC=
 #   GPUMATS_SCALING_CASES   default "weak strong large"
-#   GPUMATS_SCALING_WEAK / _STRONG / _LARGE   sizes n, s, l (default 200, 256, 512)
-#   GPUMATS_SCALING_SMALL=1 sizes 20, 24, 32 (a check of the script on a laptop or CI)
+#   GPUMATS_SCALING_WEAK / _STRONG / _LARGE   sizes n, s, l (default 200, "256 400", 512; _STRONG is a list)
+#   GPUMATS_SCALING_SMALL=1 sizes 20, "24 28", 32 (a check of the script on a laptop or CI)
 #   GPUMATS_SCALING_ITS     iterations (default 300)
 #   GPUMATS_SCALING_VEC     -dm_vec_type (default cuda with a CUDA PETSc, none otherwise)
 #   GPUMATS_SCALING_EXTRA   more options for every run, e.g. "-mat_gpumats_overlap 0"; recorded in the CSV
@@ -69,7 +69,7 @@ fi
 vec=${GPUMATS_SCALING_VEC-$([ $have_cuda = 1 ] && echo cuda)}
 gpu_time=${GPUMATS_SCALING_GPU_TIME:-$([ "$vec" = cuda ] && echo 1 || echo 0)}
 its=${GPUMATS_SCALING_ITS:-300}
-if [ "${GPUMATS_SCALING_SMALL:-0}" = 1 ]; then dw=20 ds=24 dl=32; else dw=200 ds=256 dl=512; fi
+if [ "${GPUMATS_SCALING_SMALL:-0}" = 1 ]; then dw=20 ds="24 28" dl=32; else dw=200 ds="256 400" dl=512; fi
 weak=${GPUMATS_SCALING_WEAK:-$dw}
 strong=${GPUMATS_SCALING_STRONG:-$ds}
 large=${GPUMATS_SCALING_LARGE:-$dl}
@@ -142,7 +142,7 @@ for c in $cases; do
     for t in $types; do
       case $c in
         weak) run weak "$weak" "$weak" $((weak * n)) "$n" "$t" ;;
-        strong) run strong "$strong" "$strong" "$strong" "$n" "$t" ;;
+        strong) for s in $strong; do run strong "$s" "$s" "$s" "$n" "$t"; done ;;
         large) run large "$large" "$large" "$large" "$n" "$t" ;;
         *) echo "examples/scaling.sh: unknown case $c (weak, strong, large)" >&2; exit 2 ;;
       esac

@@ -611,7 +611,7 @@ fi
 
 # --- examples/scaling.sh with host types on 1, 2 and 4 ranks, tiny sizes -------------------------
 # every run completes its iterations, each case's runs reach the same residual whatever the type,
-# and the report has its three tables
+# and the report has its four tables (weak, two strong sizes, large)
 if ! skipped scaling; then
   echo "# examples/scaling.sh (sellp, aij; 1, 2, 4 ranks; small sizes)"
   sc=$TMP/scaling
@@ -621,7 +621,7 @@ if ! skipped scaling; then
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 bad = []
-if len(rows) != 3 * 3 * 2: bad.append("%d runs, expected 18" % len(rows))
+if len(rows) != 4 * 3 * 2: bad.append("%d runs, expected 24" % len(rows))
 bad += ["%s %s np=%s %s: %s, %s iterations" % (r["case"], r["grid"], r["ranks"], r["type"], r["status"], r["iterations"]) for r in rows if r["status"] != "ok" or r["iterations"] != "20"]
 res = {}
 for r in rows: res.setdefault((r["case"], r["grid"], r["ranks"]), []).append(float(r["residual"] or "nan"))
@@ -630,8 +630,8 @@ print("; ".join(bad))
 PY
 )
     if [ -n "$why" ]; then notok "scaling-script" "$why"
-    elif [ "$(grep -c '^#### ' "$sc/scaling.md")" != 3 ]; then notok "scaling-script" "expected 3 tables in $sc/scaling.md"
-    else ok "scaling-script: 18 runs, residuals equal per case"; fi
+    elif [ "$(grep -c '^#### ' "$sc/scaling.md")" != 4 ]; then notok "scaling-script" "expected 4 tables in $sc/scaling.md"
+    else ok "scaling-script: 24 runs, residuals equal per case"; fi
   else notok "scaling-script" "exit code $? (see $LOGS/scaling.log)"; fi
 fi
 
