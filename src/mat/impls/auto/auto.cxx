@@ -62,11 +62,10 @@ public:
   void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv_transpose(x, ep, stream); }
   void diagonal_device(Scalar *d, void *stream) const override { dev_->diagonal(d, stream); }
 #endif
-  double predicted_bytes(const BlockSource &A, PetscInt) const override
+  Estimate estimate(const BlockSource &A, PetscInt) const override // (no steps: cuSPARSE balances long rows)
   {
-    return double(A.nnz()) * (sizeof(Scalar) + 4) + 4.0 * double(A.nrows() + 1) + double(sizeof(Scalar)) * double(A.nrows() + A.ncols());
+    return {double(A.nnz()) * (sizeof(Scalar) + 4) + 4.0 * double(A.nrows() + 1) + double(sizeof(Scalar)) * double(A.nrows() + A.ncols()), 0};
   }
-  double critical_steps(const BlockSource &, PetscInt) const override { return 0; } // cuSPARSE balances long rows
   Footprint footprint() const override
   {
 #if GPUMATS_HAVE_CUDA
@@ -213,8 +212,7 @@ public:
   void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { chosen_->mult_transpose_device(x, ep, stream); }
   void diagonal_device(Scalar *d, void *stream) const override { chosen_->diagonal_device(d, stream); }
 #endif
-  double      predicted_bytes(const BlockSource &A, PetscInt bs) const override { return chosen_ ? chosen_->predicted_bytes(A, bs) : 0; }
-  double      critical_steps(const BlockSource &A, PetscInt bs) const override { return chosen_ ? chosen_->critical_steps(A, bs) : 0; }
+  Estimate    estimate(const BlockSource &A, PetscInt bs) const override { return chosen_ ? chosen_->estimate(A, bs) : Estimate{}; }
   Footprint   footprint() const override { return chosen_ ? chosen_->footprint() : Footprint{}; }
   std::string parameters() const override
   {

@@ -3,8 +3,8 @@
 //
 //   t = max(bytes / (efficiency * copy bandwidth), us_per_step * critical steps)
 //
-// bytes: FormatOperator::predicted_bytes (the format's arrays, x and y); critical steps:
-// FormatOperator::critical_steps (the longest work item); efficiency: the fraction of the copy
+// bytes: FormatOperator::estimate's bytes (the format's arrays, x and y); critical steps:
+// its steps (the longest work item); efficiency: the fraction of the copy
 // bandwidth each kernel streamed its own bytes at, for banded and for scattered columns.
 #pragma once
 

@@ -339,17 +339,15 @@ public:
   // the format's stored diagonal entries into d, in the copy's order (cuda::Operator::diagonal)
   virtual void diagonal_device(Scalar *d, void *stream) const = 0;
 #endif
-  // bytes one product would move with this format and these parameters, from the CSR's structure
-  // (exact where cheap, sampled otherwise): the input of autocuda's model
-  virtual double      predicted_bytes(const BlockSource &A, PetscInt block_size) const = 0;
-  // dependent steps of the longest work item (a thread's row in SELL-P, a warp's strip in CMRS, a
-  // thread's block row in BELLPACK): what bounds the time when one row is far longer than the rest
-  virtual double      critical_steps(const BlockSource &A, PetscInt block_size) const = 0;
-  // both of the above, from one choice of the parameters (autocuda's model asks both per candidate)
+  // The inputs of autocuda's model, from one choice of the parameters for A: bytes, what one product
+  // would move with this format (its arrays, x and y), from the CSR's structure (exact where cheap,
+  // sampled otherwise); steps, the dependent steps of the longest work item (a thread's row in
+  // SELL-P, a warp's strip in CMRS, a thread's block row in BELLPACK), what bounds the time when
+  // one row is far longer than the rest.
   struct Estimate {
     double bytes = 0, steps = 0;
   };
-  virtual Estimate estimate(const BlockSource &A, PetscInt block_size) const { return {predicted_bytes(A, block_size), critical_steps(A, block_size)}; }
+  virtual Estimate estimate(const BlockSource &A, PetscInt block_size) const = 0;
   // lets the format hold its values compressed wherever its own rule says it pays (SELL-P: values
   // auto, the value dictionary where it cuts a product's bytes by 25%); autocuda weighs its SELL-P
   // candidate so. Formats without a compressed form ignore it.

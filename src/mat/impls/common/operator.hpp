@@ -13,7 +13,7 @@
 //     static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &); // a host-built copy to the GPU
 //     static std::string describe(const Params &);
 //     static double predicted_bytes(const Params &, const BlockSource &); // the format's own arrays
-//     static double critical_steps(const Params &, const BlockSource &);  // see FormatOperator
+//     static double critical_steps(const Params &, const BlockSource &);  // see FormatOperator::estimate
 //   };
 // resolve, predicted_bytes and critical_steps read the block through BlockSource, whose full
 // passes (groups, longest_row) run on the GPU for GPU builds; a host pass of their own over the
@@ -111,11 +111,6 @@ public:
   void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { dev_->spmv_transpose(x, ep, stream); }
   void diagonal_device(Scalar *d, void *stream) const override { dev_->diagonal(d, stream); }
 #endif
-  double predicted_bytes(const BlockSource &A, PetscInt block_size) const override
-  {
-    return T::predicted_bytes(T::resolve(params, A, block_size), A) + double(sizeof(Scalar)) * double(A.nrows() + A.ncols());
-  }
-  double critical_steps(const BlockSource &A, PetscInt block_size) const override { return T::critical_steps(T::resolve(params, A, block_size), A); }
   Estimate estimate(const BlockSource &A, PetscInt block_size) const override
   {
     const typename T::Params p = T::resolve(params, A, block_size);

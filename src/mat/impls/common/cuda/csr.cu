@@ -173,8 +173,7 @@ GroupStats DeviceCsr<V, I>::group_stats(std::int64_t g, std::int64_t width_multi
 template <class V, class I>
 std::int64_t DeviceCsr<V, I>::longest_row() const
 {
-  if (longest_ < 0) longest_ = group_stats(1).longest_row;
-  return longest_;
+  return group_stats(1).longest_row; // (kept with the other statistics)
 }
 
 std::int64_t offsets_from_sizes(const std::int64_t *sizes, std::int64_t k, Buffer &offsets, const char *format, void *stream)

@@ -68,7 +68,7 @@ public:
   // autocuda's model ask the same questions several times (each a kernel, two allocations and a
   // synchronising read back: ksp ex56's GAMG setup spent 0.2 s in autocuda's model queries).
   GroupStats group_stats(std::int64_t rows_per_group, std::int64_t width_multiple = 1, std::int64_t entry_multiple = 1) const;
-  // Entries of the longest row, computed at the first call.
+  // Entries of the longest row (group_stats with groups of one row).
   std::int64_t longest_row() const;
   // distinct_values (below) of val(), computed at the first call for this limit and kept: a GPU
   // build asks once for its decision (SELL-P's resolve, run once per candidate and once more for the
@@ -83,7 +83,6 @@ private:
   void                *stream_ = nullptr;
   Buffer               row_ptr_, col_, val_;
   mutable Buffer       lengths_;
-  mutable std::int64_t longest_ = -1;
   mutable std::int64_t distinct_limit_ = -1, distinct_count_ = 0;
   struct StatsKey {
     std::int64_t g, width_multiple, entry_multiple;
