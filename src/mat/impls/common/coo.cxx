@@ -163,7 +163,6 @@ PetscErrorCode DestroyDeviceCOO(PetscCtxRt ctx)
 PetscErrorCode CooShadow(Mat A, Mat *S)
 {
   const PetscInt      *ia, *ja;
-  PetscScalar         *va;
   PetscInt             n;
   PetscBool            done;
   PetscContainer       host;
@@ -175,11 +174,8 @@ PetscErrorCode CooShadow(Mat A, Mat *S)
   PetscCall(PetscContainerGetPointer(host, &h));
   PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure for the cuSPARSE shadow of a %s", ((PetscObject)A)->type_name);
-  va = ((Mat_SeqAIJ *)A->data)->a;
-  PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, A->rmap->n, A->cmap->n, const_cast<PetscInt *>(ia), const_cast<PetscInt *>(ja), va, S));
+  PetscCall(SharedShadow(A, ia, ja, ((Mat_SeqAIJ *)A->data)->a, S));
   PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscCall(MatSetBlockSizesFromMats(*S, A, A));
-  PetscCall(MatConvert(*S, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, S));
   PetscCall(PetscObjectCompose((PetscObject)*S, "__PETSc_MatCOOStruct_Host", (PetscObject)host));
   auto *dc = new DeviceCOO;
   dc->coo  = *h;

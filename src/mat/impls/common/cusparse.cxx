@@ -89,10 +89,7 @@ PetscErrorCode ShadowOf(Mat A, Mat *S)
     // shadows built by preallocation and insertion, row by row. The shadow never owns or frees
     // them; it is dropped (above) as soon as A's nonzero state moves, which is when SeqAIJ
     // reallocates them.
-    PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, A->rmap->n, A->cmap->n, const_cast<PetscInt *>(ia), const_cast<PetscInt *>(ja),
-                                        const_cast<PetscScalar *>(va), &d->shadow));
-    PetscCall(MatSetBlockSizesFromMats(d->shadow, A, A));
-    PetscCall(MatConvert(d->shadow, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, &d->shadow));
+    PetscCall(SharedShadow(A, ia, ja, va, &d->shadow));
     d->shadow_nz     = nz;
     d->shadow_shares = true;
   } else {
@@ -106,6 +103,15 @@ PetscErrorCode ShadowOf(Mat A, Mat *S)
   d->shadow_state = st;
   PetscCall(PetscLogEventEnd(shadow_event, A, 0, 0, 0));
   *S = d->shadow;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SharedShadow(Mat A, const PetscInt *ia, const PetscInt *ja, const PetscScalar *va, Mat *S)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, A->rmap->n, A->cmap->n, const_cast<PetscInt *>(ia), const_cast<PetscInt *>(ja), const_cast<PetscScalar *>(va), S));
+  PetscCall(MatSetBlockSizesFromMats(*S, A, A));
+  PetscCall(MatConvert(*S, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, S));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
