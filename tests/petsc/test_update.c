@@ -300,8 +300,9 @@ static PetscErrorCode GetCounts(Mat B, Counts *c)
    shifts and diagonals on square matrices only) */
 
 /* After the 2nd and 3rd application of a change that keeps the pattern (from `before` to `after`):
-   no conversion and at least one values-only update with -mat_gpumats_values_update auto; no
-   values-only update and at least one conversion with rebuild. With -mat_sellp_values dictionary
+   no conversion on any rank and at least one values-only update (on some rank: a rank whose
+   blocks the change left alone, such as one without rows under MatAXPY, updates nothing) with
+   -mat_gpumats_values_update auto; no values-only update and at least one conversion with rebuild. With -mat_sellp_values dictionary
    (`either`) a SELL-P copy holds codes into a table of its values, which a same-pattern change
    rebuilds, and autocuda's choice may or may not be such a copy: either path, but one of them;
    likewise with auto, which gives a dictionary to matrices of few distinct values. */
@@ -311,10 +312,13 @@ static PetscErrorCode CheckPath(Mat B, const Counts *before, const Counts *after
   PetscBool        ok;
   char             why[256];
 
+  PetscInt64 some[2] = {conv, vals}; /* over the ranks: a rank whose blocks the change left alone updates nothing */
+
   PetscFunctionBeginUser;
-  if (either) ok = (vals + conv > 0) ? PETSC_TRUE : PETSC_FALSE;
-  else if (rebuild) ok = (vals == 0 && conv > 0) ? PETSC_TRUE : PETSC_FALSE;
-  else ok = (conv == 0 && vals > 0) ? PETSC_TRUE : PETSC_FALSE;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, some, 2, MPIU_INT64, MPI_MAX, PetscObjectComm((PetscObject)B)));
+  if (either) ok = (some[0] + some[1] > 0) ? PETSC_TRUE : PETSC_FALSE;
+  else if (rebuild) ok = (vals == 0 && some[0] > 0) ? PETSC_TRUE : PETSC_FALSE;
+  else ok = (conv == 0 && some[1] > 0) ? PETSC_TRUE : PETSC_FALSE;
   PetscCall(PetscSNPrintf(why, sizeof(why), "%s: %" PetscInt64_FMT " full conversions and %" PetscInt64_FMT " values-only updates on a rank",
                           rebuild ? "-mat_gpumats_values_update rebuild" : "same pattern", conv, vals));
   PetscCall(Check(PetscObjectComm((PetscObject)B), ok, name, why));

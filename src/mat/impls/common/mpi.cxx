@@ -511,7 +511,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   // products stay MPIAIJ's (host): the cuSPARSE bridge is for Seq matrices
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
-                              (OpFn)SetFromOptions, nullptr,        (OpFn)GetDiagonal,  nullptr};
+                              (OpFn)SetFromOptions, nullptr,        (OpFn)GetDiagonal,  (OpFn)MpiAXPY};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

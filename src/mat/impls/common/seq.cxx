@@ -7,8 +7,6 @@
 // them in A's type (MatTranspose, MatDuplicate).
 #include "kinds.hpp"
 
-#include <vector>
-
 namespace gpumats {
 
 namespace {
@@ -218,60 +216,6 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// Y += a X where X's nonzeros are a subset of Y's (GAMG's prolongator smoothing: MatAYPX(A P, a, P)).
-// SeqAIJ hands that case to MatAXPY_Basic, one MatSetValues per row with a search per entry
-// (ksp ex56 -ne 59 with sellpcuda: 0.12 s for GAMG's four, against 0.013 s for aijcusparse's on
-// the GPU). Both CSRs have sorted rows, so one merge per row finds each entry of X its slot in Y;
-// all slots are found before any value changes, and X not a subset after all goes to SeqAIJ's.
-PetscErrorCode AXPY(Mat Y, PetscScalar a, Mat X, MatStructure str)
-{
-  auto            saved = [&] { return Seq(Y)->call<PetscErrorCode (*)(Mat, PetscScalar, Mat, MatStructure)>(kAXPY, Y, a, X, str); };
-  PetscBool       same_type, done_y, done_x;
-  const PetscInt *yi, *yj, *xi, *xj;
-  PetscInt        m, mx;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)X, &same_type, MATSEQAIJ, ((PetscObject)Y)->type_name, ""));
-  if (str != SUBSET_NONZERO_PATTERN || X == Y || !same_type) { // SAME: AIJ's is one BLAS axpy already
-    PetscCall(saved());
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(MatGetRowIJ(Y, 0, PETSC_FALSE, PETSC_FALSE, &m, &yi, &yj, &done_y));
-  PetscCall(MatGetRowIJ(X, 0, PETSC_FALSE, PETSC_FALSE, &mx, &xi, &xj, &done_x));
-  std::vector<PetscInt> slot;
-  bool                  subset = done_y && done_x && m == mx;
-  if (subset) {
-    slot.resize(std::size_t(xi[m] - xi[0]));
-    for (PetscInt r = 0; r < m && subset; ++r) {
-      PetscInt k = yi[r];
-      for (PetscInt e = xi[r]; e < xi[r + 1]; ++e) {
-        while (k < yi[r + 1] && yj[k] < xj[e]) ++k;
-        if (k == yi[r + 1] || yj[k] != xj[e]) {
-          subset = false;
-          break;
-        }
-        slot[std::size_t(e - xi[0])] = k - yi[0];
-      }
-    }
-  }
-  if (done_x) PetscCall(MatRestoreRowIJ(X, 0, PETSC_FALSE, PETSC_FALSE, &mx, &xi, &xj, &done_x));
-  if (done_y) PetscCall(MatRestoreRowIJ(Y, 0, PETSC_FALSE, PETSC_FALSE, &m, &yi, &yj, &done_y));
-  if (!subset) {
-    PetscCall(PetscInfo(Y, "MatAXPY with SUBSET_NONZERO_PATTERN: X's nonzeros are not a subset of Y's; SeqAIJ's MatAXPY inserts them\n"));
-    PetscCall(saved());
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  const PetscScalar *xa;
-  PetscScalar       *ya;
-  PetscCall(MatSeqAIJGetArrayRead(X, &xa));
-  PetscCall(MatSeqAIJGetArray(Y, &ya));
-  for (std::size_t e = 0; e < slot.size(); ++e) ya[slot[e]] += a * xa[e];
-  PetscCall(MatSeqAIJRestoreArray(Y, &ya)); // (raises Y's state: its copy follows at the next use)
-  PetscCall(MatSeqAIJRestoreArrayRead(X, &xa));
-  PetscCall(PetscLogFlops(2.0 * double(slot.size())));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 {
   PetscBool changed = PETSC_FALSE;
@@ -290,7 +234,7 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
-                              (OpFn)SetFromOptions, device ? CusparseProductSetFromOptions() : nullptr, (OpFn)GetDiagonal, (OpFn)AXPY};
+                              (OpFn)SetFromOptions, device ? CusparseProductSetFromOptions() : nullptr, (OpFn)GetDiagonal, (OpFn)SeqAXPY};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

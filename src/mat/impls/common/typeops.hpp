@@ -226,6 +226,11 @@ PetscErrorCode ShadowDeviceCsr(Mat A, DeviceCsrIn *csr, PetscBool *have);
 // Brings the format copy of one of our Seq matrices up to date now (seq.cxx): for a use the glue
 // foresees, such as an operand of a product on the GPU, whose shadow then serves the build.
 PetscErrorCode SeqEnsureCurrent(Mat A);
+
+// MatAXPY of the Seq and MPI types (axpy.cxx): SUBSET_NONZERO_PATTERN by a merge of sorted rows,
+// everything else AIJ's
+PetscErrorCode SeqAXPY(Mat Y, PetscScalar a, Mat X, MatStructure str);
+PetscErrorCode MpiAXPY(Mat Y, PetscScalar a, Mat X, MatStructure str);
 // Reads the format's options when the user calls MatSetFromOptions, chaining to AIJ's first.
 PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, FormatOperator &proto, PetscBool *changed);
 
