@@ -819,9 +819,9 @@ bool device_refill(const Csr<V> &A, Convert &&convert, Host &&host, std::string 
 
 // SELL-P's distinct-value table on the GPU (the dictionary's count and table of GPU builds) against
 // the host's count_distinct and dictionary_table: at the bounds of the codes (256, 257, 65536,
-// 65537 distinct values), past a small limit, for general values, and with the patterns that need
-// care: 0.0 and -0.0 apart, NaNs with payloads, infinities, and the all-ones pattern that the
-// GPU's hash table takes for an empty slot.
+// 65537 distinct values), past a small limit, for general values, on small blocks whose table is
+// sized by their values, and with the patterns that need care: 0.0 and -0.0 apart, NaNs with
+// payloads, infinities, and the all-ones pattern that the GPU's hash table takes for an empty slot.
 template <class V>
 V value_from_bits(std::uint64_t b)
 {
@@ -851,6 +851,10 @@ void dictionary_table_device(const char *vname)
   cases.push_back(std::make_pair(std::string("one value"), std::vector<V>(100000, V(-2.5))));
   for (std::int64_t d : {std::int64_t(2), std::int64_t(256), std::int64_t(257), std::int64_t(65536), std::int64_t(65537)})
     cases.push_back(std::make_pair(std::to_string(d) + " values", cycled_values<V>(d, std::max<std::int64_t>(3 * d, 200000))));
+  // small blocks (GAMG's coarse levels) get a table sized by their values: every value distinct,
+  // at and past the smallest table's quarter
+  for (std::int64_t d : {std::int64_t(1), std::int64_t(256), std::int64_t(257), std::int64_t(700), std::int64_t(3000)})
+    cases.push_back(std::make_pair(std::to_string(d) + " values, all distinct", cycled_values<V>(d, d)));
   std::vector<V> special;
   const V        pats[] = {V(0), -V(0), std::numeric_limits<V>::infinity(), -std::numeric_limits<V>::infinity(), std::numeric_limits<V>::quiet_NaN(),
                            value_from_bits<V>(ones), value_from_bits<V>(ones - 1), std::numeric_limits<V>::max()};
