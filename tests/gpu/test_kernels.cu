@@ -537,6 +537,80 @@ void run_csr_from_upload(const char *vname, const std::vector<testmat::Named> &m
   }
 }
 
+// The value changes of a device CSR in place (csr.hpp: a product's result whose values live on the
+// GPU): row/column scaling bitwise against the host's, and the subset MatAXPY against the host's,
+// with its count of X's entries missing from Y (X: every other entry of each row of A, then the
+// same with one column added to some rows, which must be counted and change nothing).
+template <class V>
+void csr_value_ops(const char *vname, const std::vector<testmat::Named> &mats)
+{
+  for (const auto &m : mats) {
+    const Csr<V>         A = testmat::cast<V>(m.A);
+    const std::vector<V> l = testmat::random_vector<V>(A.nrows, 5), r = testmat::random_vector<V>(A.ncols, 6);
+    std::string          why;
+    bool                 ok = true;
+    // scaling: rows, columns, both
+    for (int mode = 1; mode <= 3 && ok; ++mode) {
+      const bool     rows = mode & 1, cols = mode & 2;
+      std::vector<V> ref = A.val;
+      for (std::int64_t i = 0; i < A.nrows; ++i)
+        for (std::int32_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) {
+          const V s = rows ? l[std::size_t(i)] : V(1);
+          ref[std::size_t(k)] *= cols ? s * r[std::size_t(A.col_ind[std::size_t(k)])] : s;
+        }
+      DeviceArray<std::int32_t> rp(A.row_ptr), ci(A.col_ind);
+      DeviceArray<V>            val(A.val), dl(l), dr(r);
+      cuda::csr_diagonal_scale<V, std::int32_t>(A.nrows, rp.p, ci.p, val.p, rows ? dl.p : nullptr, cols ? dr.p : nullptr, nullptr);
+      const std::vector<V> got = val.get(); // equal to the host's, NaN for NaN (the GPU's NaNs carry no payload)
+      for (std::size_t k = 0; k < got.size() && ok; ++k)
+        if (!testmat::same_bits(double(got[k]), double(ref[k])))
+          ok = false, why = std::string("diagonal scale (") + (rows ? "rows" : "") + (cols ? " columns" : "") + "): entry " + std::to_string(k) + " differs from the host's";
+    }
+    // subset axpy
+    for (int extra = 0; extra <= 1 && ok; ++extra) {
+      Csr<V> X;
+      X.nrows = A.nrows, X.ncols = A.ncols;
+      std::int64_t added = 0;
+      for (std::int64_t i = 0; i < A.nrows; ++i) {
+        std::vector<std::int32_t> cols;
+        for (std::int32_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; k += 2) cols.push_back(A.col_ind[std::size_t(k)]);
+        if (extra && i % 3 == 0 && A.ncols > 0) { // the first column this row of A lacks, if any
+          std::int32_t c = 0;
+          for (std::int32_t k = A.row_ptr[i]; k < A.row_ptr[i + 1] && A.col_ind[std::size_t(k)] == c; ++k) ++c;
+          if (c < A.ncols) cols.push_back(c), ++added;
+        }
+        std::sort(cols.begin(), cols.end());
+        for (std::int32_t c : cols) X.col_ind.push_back(c), X.val.push_back(V(0.5) + V(c % 5));
+        X.row_ptr.push_back(std::int32_t(X.col_ind.size()));
+      }
+      DeviceArray<std::int32_t> yp(A.row_ptr), yc(A.col_ind), xp(X.row_ptr), xc(X.col_ind);
+      DeviceArray<V>            yv(A.val), xv(X.val);
+      const V                   a       = V(-0.75);
+      const std::int64_t        missing = cuda::csr_subset_axpy<V, std::int32_t>(A.nrows, a, xp.p, xc.p, xv.p, yp.p, yc.p, yv.p, false, nullptr);
+      if (missing != added) {
+        ok  = false;
+        why = "subset axpy counted " + std::to_string(missing) + " missing entries, expected " + std::to_string(added);
+        break;
+      }
+      if (!bits_equal(yv.get(), A.val)) ok = false, why = "subset axpy changed Y while counting"; // (untouched: bit for bit)
+      if (extra || !ok) continue;
+      std::vector<V> ref = A.val;
+      for (std::int64_t i = 0; i < A.nrows; ++i)
+        for (std::int32_t e = X.row_ptr[i]; e < X.row_ptr[i + 1]; ++e)
+          for (std::int32_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k)
+            if (A.col_ind[std::size_t(k)] == X.col_ind[std::size_t(e)]) ref[std::size_t(k)] += a * X.val[std::size_t(e)];
+      (void)cuda::csr_subset_axpy<V, std::int32_t>(A.nrows, a, xp.p, xc.p, xv.p, yp.p, yc.p, yv.p, true, nullptr);
+      const std::vector<V> got = yv.get();
+      for (std::size_t k = 0; k < got.size() && ok; ++k) { // (the GPU may fuse the multiply-add)
+        const V tol = V(4) * std::numeric_limits<V>::epsilon() * (std::abs(A.val[k]) + std::abs(ref[k] - A.val[k]) + V(1e-30));
+        if (got[k] != ref[k] && !(std::abs(got[k] - ref[k]) <= tol) && !(std::isnan(got[k]) && std::isnan(ref[k])))
+          ok = false, why = "subset axpy: entry " + std::to_string(k) + " is " + std::to_string(double(got[k])) + ", expected " + std::to_string(double(ref[k]));
+      }
+    }
+    check::record(ok, std::string("gpu/csr-value-ops/") + vname + "/" + m.name, why);
+  }
+}
+
 template <class V>
 void run_all(const char *vname)
 {
@@ -579,6 +653,7 @@ void run_all(const char *vname)
   if (part("csr")) run_csr<V>(vname, mats);
   if (part("index-forms")) run_index_forms<V>(vname, mats);
   if (part("csr-upload")) run_csr_from_upload<V>(vname, mats);
+  if (part("csr-upload")) csr_value_ops<V>(vname, mats);
 }
 
 // Out of GPU memory in the middle of a build: the GPU taken but for the upload and 8 MiB, so that

@@ -8,7 +8,9 @@ static char help[] = "Sparse matrix products (AB, AtB, PtAP) of the types under 
    products of A and a rectangular P in that type equal AIJ's (checked through the products'
    action on a vector, within the rounding bound), on one rank the result is of A's type (*cuda
    types: computed by cuSPARSE on the GPU, with a CUDA PETSc), and a product computed again with
-   MAT_REUSE_MATRIX after A's values changed equals AIJ's again.
+   MAT_REUSE_MATRIX after A's values changed equals AIJ's again. GAMG's smoothing of a product
+   (row scaling, MatAYPX with SUBSET_NONZERO_PATTERN, column scaling, MatScale, MatAXPY) gives
+   AIJ's results.
 */
 #include "testmats.h"
 
@@ -43,6 +45,76 @@ static PetscErrorCode CheckType(Mat C, const char *want, const char *name)
   PetscCall(MatGetType(C, &got));
   PetscCall(PetscSNPrintf(why, sizeof(why), "result is %s, expected %s", got, want));
   PetscCall(Check(PetscObjectComm((PetscObject)C), same, name, why));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* v[i] = 1 / (1 + (i + shift) % 7) over the owned range */
+static PetscErrorCode FillScaling(Vec v, PetscInt shift)
+{
+  PetscInt rs, re;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecGetOwnershipRange(v, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) PetscCall(VecSetValue(v, i, 1.0 / (1 + (i + shift) % 7), INSERT_VALUES));
+  PetscCall(VecAssemblyBegin(v));
+  PetscCall(VecAssemblyEnd(v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* GAMG's prolongator smoothing on a product's result, C = A P, then D^-1 C and C = alpha C + P
+   (MatAYPX with SUBSET_NONZERO_PATTERN: MatScale, then MatAXPY), then a column scaling and
+   MatAXPY with SAME_NONZERO_PATTERN: for *cuda types on one rank C's values are on the GPU only
+   and these change them there (ondevice.cxx); the results must equal AIJ's after each step */
+static PetscErrorCode Smoothing(Mat A, Mat P, Mat At, Mat Pt, const char *type)
+{
+  Mat          R, C, R2, C2;
+  Vec          lr, rr, lc, rc;
+  char         name[256];
+  PetscMPIInt  size;
+  MatStructure str;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatMatMult(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &R));
+  PetscCall(MatMatMult(At, Pt, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C));
+  PetscCall(MatCreateVecs(P, &rr, &lr));
+  PetscCall(MatCreateVecs(Pt, &rc, &lc));
+  PetscCall(FillScaling(lr, 0));
+  PetscCall(FillScaling(lc, 0));
+  PetscCall(FillScaling(rr, 3));
+  PetscCall(FillScaling(rc, 3));
+  PetscCall(MatDiagonalScale(R, lr, NULL));
+  PetscCall(MatDiagonalScale(C, lc, NULL));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s A P scaled by rows (MatDiagonalScale)", type));
+  PetscCall(CheckSameProduct(R, C, 41, name));
+  PetscCall(MatAYPX(R, -0.7, P, SUBSET_NONZERO_PATTERN));
+  PetscCall(MatAYPX(C, -0.7, Pt, SUBSET_NONZERO_PATTERN));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s smoothed prolongator (MatAYPX, SUBSET_NONZERO_PATTERN)", type));
+  PetscCall(CheckSameProduct(R, C, 42, name));
+  /* a second product: its own values on the GPU, then columns scaled and added to C (same pattern) */
+  PetscCall(MatMatMult(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &R2));
+  PetscCall(MatMatMult(At, Pt, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C2));
+  PetscCall(MatDiagonalScale(R2, lr, rr));
+  PetscCall(MatDiagonalScale(C2, lc, rc));
+  PetscCall(MatScale(R2, 3.0));
+  PetscCall(MatScale(C2, 3.0));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s A P scaled by rows and columns, then MatScale", type));
+  PetscCall(CheckSameProduct(R2, C2, 43, name));
+  /* (on more ranks two products need not share their off-diagonal column maps, which MPIAIJ's
+     SAME_NONZERO_PATTERN assumes: the pattern is said to differ there) */
+  PetscCall(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  str = size == 1 ? SAME_NONZERO_PATTERN : DIFFERENT_NONZERO_PATTERN;
+  PetscCall(MatAXPY(R2, 0.25, R, str));
+  PetscCall(MatAXPY(C2, 0.25, C, str));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s MatAXPY of two products (%s)", type, MatStructures[str]));
+  PetscCall(CheckSameProduct(R2, C2, 44, name));
+  PetscCall(VecDestroy(&lr));
+  PetscCall(VecDestroy(&rr));
+  PetscCall(VecDestroy(&lc));
+  PetscCall(VecDestroy(&rc));
+  PetscCall(MatDestroy(&R));
+  PetscCall(MatDestroy(&C));
+  PetscCall(MatDestroy(&R2));
+  PetscCall(MatDestroy(&C2));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -122,6 +194,7 @@ int main(int argc, char **argv)
       PetscCall(MatPtAP(At, Pt, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C[1]));
       PetscCall(MatTransposeMatMult(Pt, At, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C[2]));
     }
+    PetscCall(Smoothing(A, P, At, Pt, tl.types[t]));
     PetscCall(MatScale(A, 0.5)); /* back to the original for the next type */
     PetscCall(MatMatMult(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &AP));
     PetscCall(MatPtAP(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &PtAP));

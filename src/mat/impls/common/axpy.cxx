@@ -80,7 +80,11 @@ PetscErrorCode SeqAXPY(Mat Y, PetscScalar a, Mat X, MatStructure str)
   bool                  subset = false;
   std::vector<PetscInt> slot;
 
+  bool                  done = false;
+
   PetscFunctionBegin;
+  PetscCall(DeviceAXPY(Y, a, X, str, &done)); // Y's values on the GPU only: added there (ondevice.cxx)
+  if (done) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectTypeCompareAny((PetscObject)X, &same_type, MATSEQAIJ, ((PetscObject)Y)->type_name, ""));
   if (str == SUBSET_NONZERO_PATTERN && X != Y && same_type) {
     PetscCall(SubsetSlots(Y, X, nullptr, nullptr, slot, &subset));

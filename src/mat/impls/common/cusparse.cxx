@@ -11,9 +11,10 @@
 // (or a CPU-only PETSc) keeps PETSc's host products instead.
 //
 // Products come back in our type: the result's pattern is written into its SeqAIJ once, at the
-// symbolic phase, and its values come down after each numeric phase (the host arrays PETSc reads
-// stay current); the product's aijcusparse result becomes the result's shadow, and its format
-// copy is built from that CSR on the GPU at its first use. Format copies are built where they will
+// symbolic phase; the product's aijcusparse result becomes the result's shadow and holds its
+// values, which come down into the host CSR only when something reads them there (host_stale, as
+// after MatSetValuesCOO with device values; scaling and additions change them on the GPU,
+// ondevice.cxx); the format copy is built from that CSR on the GPU at its first use. Format copies are built where they will
 // be multiplied: a result at its first use, the operands of a Galerkin product (PtAP, RARt: a
 // multigrid's level operator and transfer) when the product is formed, inside the setup.
 #include "kinds.hpp"
@@ -222,10 +223,11 @@ PetscErrorCode HostProduct(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// Gives the Seq matrix C, not yet preallocated, the CSR pattern (ia, ja) with zero values and
-// assembles it, writing the column indices into Mat_SeqAIJ's arrays in one copy, as aijcusparse's
-// own products do: MatSeqAIJSetPreallocationCSR inserts them row by row through MatSetValues, an
-// O(nnz) pass of searches that costs seconds on GAMG's largest products.
+// Gives the Seq matrix C, not yet preallocated, the CSR pattern (ia, ja) and assembles it, writing
+// the column indices into Mat_SeqAIJ's arrays in one copy, as aijcusparse's own products do:
+// MatSeqAIJSetPreallocationCSR inserts them row by row through MatSetValues, an O(nnz) pass of
+// searches that costs seconds on GAMG's largest products. The values are left unset: the caller
+// marks them as held on the GPU (host_stale), so they are downloaded before any host read.
 PetscErrorCode SetPattern(Mat C, const PetscInt *ia, const PetscInt *ja)
 {
   const PetscInt m = C->rmap->n;
@@ -240,7 +242,6 @@ PetscErrorCode SetPattern(Mat C, const PetscInt *ia, const PetscInt *ja)
   auto *c = static_cast<Mat_SeqAIJ *>(C->data);
   PetscCheck(c->i[m] == ia[m], PETSC_COMM_SELF, PETSC_ERR_PLIB, "preallocation of a product's pattern: %" PetscInt_FMT " slots for %" PetscInt_FMT " entries", c->i[m], ia[m]);
   PetscCall(PetscArraycpy(c->j, ja, ia[m]));
-  PetscCall(PetscArrayzero(c->a, ia[m]));
   for (PetscInt r = 0; r < m; ++r) c->ilen[r] = c->imax[r];
   c->nz = ia[m];
   PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
@@ -269,12 +270,8 @@ PetscErrorCode AdoptInnerAsShadow(Mat C, Mat inner)
 
 PetscErrorCode ProductNumeric(Mat C)
 {
-  auto              *pd = static_cast<ProductData *>(C->product->data);
-  Mat                op[3], S;
-  const PetscScalar *vi;
-  PetscScalar       *vc;
-  PetscInt           nnz;
-  MatInfo            info;
+  auto *pd = static_cast<ProductData *>(C->product->data);
+  Mat   op[3], S;
 
   PetscFunctionBegin;
   const int k = Operands(C, op);
@@ -286,22 +283,15 @@ PetscErrorCode ProductNumeric(Mat C)
   }
   PetscCall(PetscLogEventBegin(product_event, C, 0, 0, 0));
   PetscCall(MatProductNumeric(pd->inner));
-  // the values come down once into C's host CSR (same pattern as inner's); C's format copy is
-  // built below, from inner's CSR on the GPU
-  PetscCall(MatGetInfo(pd->inner, MAT_LOCAL, &info));
-  nnz = (PetscInt)info.nz_used;
-  PetscCall(MatSeqAIJGetArrayRead(pd->inner, &vi));
-  PetscCall(MatSeqAIJGetArrayWrite(C, &vc));
-  PetscCall(PetscArraycpy(vc, vi, nnz));
-  PetscCall(MatSeqAIJRestoreArrayWrite(C, &vc));
-  PetscCall(MatSeqAIJRestoreArrayRead(pd->inner, &vi));
   PetscCall(PetscLogEventEnd(product_event, C, 0, 0, 0));
-  PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
+  // The values stay on the GPU, in inner, which is C's shadow: C's host values are brought up to
+  // date when something reads them (host_stale, as after MatSetValuesCOO with device values), its
+  // scaling and additions happen there (ondevice.cxx), and its format copy is built from inner's
+  // CSR at its first use. GAMG scales and adds to its A P_t before PtAP reads it, and never reads
+  // the values of most products on the host: ksp ex56 -ne 59 took each product's values down
+  // (520 MB for A P_t) and, after host scaling, up again.
   PetscCall(AdoptInnerAsShadow(C, pd->inner));
-  // C's copy is built at its first use, from inner's CSR on the GPU (no upload). GAMG changes most
-  // of its products before using them (the smoothed prolongator is A P_tent, scaled and added to)
-  // or never multiplies them (its squared graph): a copy built here was built in vain.
+  Data(C)->host_stale = true;
   // MatProductNumeric raises C's state once when this returns (matproduct.c): the shadow is
   // current for that state (otherwise it would be refilled and uploaded at C's first use).
   Data(C)->shadow_state += 1;
@@ -360,6 +350,10 @@ PetscErrorCode ProductSymbolic(Mat C)
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure in the cuSPARSE product");
   PetscCall(SetPattern(C, ia, ja));
   PetscCall(MatRestoreRowIJ(pd->inner, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  // from here inner holds C's values (whatever the symbolic phase left, as for aijcusparse's own
+  // products); C's host array is never read before a download (host_stale)
+  PetscCall(AdoptInnerAsShadow(C, pd->inner));
+  Data(C)->host_stale = true;
   p->data                  = pd;
   p->destroy               = ProductDataDestroy;
   C->ops->productnumeric   = ProductNumeric;

@@ -469,8 +469,8 @@ const char *ValuesUpdateName(ValuesUpdate m); // "auto", "rebuild"
 // cmrscuda 0.121 s, against aijcusparse's assembly and copy 0.114 s) but moves builds of matrices
 // first multiplied in the solve (PCMG's, a Newton step's new Jacobian) into KSPSolve: one more
 // host-to-GPU copy there than aijcusparse in ex45 CG+MG and snes ex19 GMRES+MG. Products of our
-// types on the GPU (cusparse.cxx) build their results from the GPU in their numeric phase
-// whatever this says, so GAMG's intermediate products are never built from zeros.
+// types on the GPU (cusparse.cxx) build their results at their first use from the GPU whatever
+// this says, so GAMG's intermediate products are never built from zeros, or at all if unused.
 enum class BuildAt { kUse = 0, kAssembly = 1 };
 constexpr BuildAt kDefaultBuildAt = BuildAt::kAssembly;
 const char *BuildAtName(BuildAt m); // "use", "assembly"

@@ -511,7 +511,8 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   // products stay MPIAIJ's (host): the cuSPARSE bridge is for Seq matrices
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
-                              (OpFn)SetFromOptions, nullptr,        (OpFn)GetDiagonal,  (OpFn)MpiAXPY};
+                              (OpFn)SetFromOptions, nullptr,        (OpFn)GetDiagonal,  (OpFn)MpiAXPY,
+                              nullptr,              nullptr};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

@@ -27,11 +27,14 @@ enum OpIndex {
   kProductSetFromOptions,
   kGetDiagonal,
   kAXPY,
+  kScale,
+  kDiagonalScale,
   kNumOps
 };
 constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD,         MATOP_MULT_TRANSPOSE,        MATOP_MULT_TRANSPOSE_ADD,
                                                MATOP_ASSEMBLY_END, MATOP_DESTROY,          MATOP_DUPLICATE,             MATOP_VIEW,
-                                               MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS, MATOP_GET_DIAGONAL, MATOP_AXPY};
+                                               MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS, MATOP_GET_DIAGONAL, MATOP_AXPY,
+                                               MATOP_SCALE,        MATOP_DIAGONAL_SCALE};
 
 // A format copy of a SeqAIJ block, or of its transpose, kept while the block keeps the (id, state)
 // it was built from: the MPI types' diagonal and off-diagonal blocks and every transposed copy.
@@ -231,6 +234,14 @@ PetscErrorCode SeqEnsureCurrent(Mat A);
 // everything else AIJ's
 PetscErrorCode SeqAXPY(Mat Y, PetscScalar a, Mat X, MatStructure str);
 PetscErrorCode MpiAXPY(Mat Y, PetscScalar a, Mat X, MatStructure str);
+// Values that live on the GPU (ondevice.cxx): MatScale and MatDiagonalScale of the GPU Seq types
+// (null without a CUDA PETSc), which change the shadow's values where A's newest values are its
+// only, and AIJ's otherwise; DeviceAXPY does MatAXPY (SUBSET or SAME) there when Y's values are on
+// the GPU only and X's CSR is on the GPU too, *done false where it did nothing (X's nonzeros not
+// all among Y's, X on the host, Y's values on the host).
+OpFn           DeviceScaleOp();
+OpFn           DeviceDiagonalScaleOp();
+PetscErrorCode DeviceAXPY(Mat Y, PetscScalar a, Mat X, MatStructure str, bool *done);
 // Reads the format's options when the user calls MatSetFromOptions, chaining to AIJ's first.
 PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, FormatOperator &proto, PetscBool *changed);
 

@@ -221,6 +221,84 @@ void iota(std::int32_t *dst, std::int64_t n, void *stream)
 
 namespace {
 
+// one warp per row (grid-stride over rows): the lanes take the row's entries
+template <class V, class I>
+__global__ void diagonal_scale_kernel(std::int64_t nrows, const I *__restrict__ row_ptr, const I *__restrict__ col, V *__restrict__ val, const V *__restrict__ l,
+                                      const V *__restrict__ r)
+{
+  const std::int64_t warps = std::int64_t(gridDim.x) * blockDim.x / 32;
+  for (std::int64_t row = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; row < nrows; row += warps) {
+    const V s = l ? l[row] : V(1);
+    for (I k = row_ptr[row] + I(threadIdx.x % 32); k < row_ptr[row + 1]; k += 32) val[k] *= r ? s * r[col[k]] : s;
+  }
+}
+
+// one warp per row of X; each lane looks its entries up in Y's row by binary search, counting
+// misses (one atomic per warp) or adding a x into the slot found (X's columns in a row are
+// distinct, so no two lanes write one slot)
+template <class V, class I>
+__global__ void subset_axpy_kernel(std::int64_t nrows, V a, const I *__restrict__ xp, const I *__restrict__ xc, const V *__restrict__ xv, const I *__restrict__ yp,
+                                   const I *__restrict__ yc, V *__restrict__ yv, bool apply, unsigned long long *__restrict__ missing)
+{
+  const std::int64_t warps = std::int64_t(gridDim.x) * blockDim.x / 32;
+  unsigned long long miss  = 0;
+  for (std::int64_t row = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; row < nrows; row += warps) {
+    const I y0 = yp[row], y1 = yp[row + 1];
+    for (I k = xp[row] + I(threadIdx.x % 32); k < xp[row + 1]; k += 32) {
+      const I c  = xc[k];
+      I       lo = y0, hi = y1; // first slot with column >= c
+      while (lo < hi) {
+        const I mid = lo + (hi - lo) / 2;
+        if (yc[mid] < c) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo == y1 || yc[lo] != c) ++miss;
+      else if (apply) yv[lo] += a * xv[k];
+    }
+  }
+  for (int o = 16; o; o /= 2) miss += __shfl_xor_sync(0xffffffffu, miss, o);
+  if (threadIdx.x % 32 == 0 && miss) atomicAdd(missing, miss);
+}
+
+unsigned warp_per_row_blocks(std::int64_t nrows) { return unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>((nrows * 32 + kThreads - 1) / kThreads, 65536))); }
+
+} // namespace
+
+template <class V, class I>
+void csr_diagonal_scale(std::int64_t nrows, const I *row_ptr, const I *col, V *val, const V *l, const V *r, void *stream)
+{
+  if (nrows <= 0 || (!l && !r)) return;
+  diagonal_scale_kernel<V, I><<<warp_per_row_blocks(nrows), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(nrows, row_ptr, col, val, l, r);
+  check_launch("diagonal scale kernel");
+}
+
+template <class V, class I>
+std::int64_t csr_subset_axpy(std::int64_t nrows, V a, const I *x_row_ptr, const I *x_col, const V *x_val, const I *y_row_ptr, const I *y_col, V *y_val,
+                             bool apply, void *stream)
+{
+  if (nrows <= 0) return 0;
+  const auto         st = static_cast<cudaStream_t>(stream);
+  Buffer             missing(sizeof(unsigned long long));
+  unsigned long long h  = 0;
+  check(cudaMemsetAsync(missing.get(), 0, missing.bytes(), st), "cudaMemsetAsync");
+  subset_axpy_kernel<V, I><<<warp_per_row_blocks(nrows), kThreads, 0, st>>>(nrows, a, x_row_ptr, x_col, x_val, y_row_ptr, y_col, y_val, apply,
+                                                                            missing.as<unsigned long long>());
+  check_launch("subset axpy kernel");
+  copy_to_host_sync(&h, missing.get(), sizeof(h), stream);
+  return std::int64_t(h);
+}
+
+#define GPUMATS_CSR_OPS(V, I) \
+  template void csr_diagonal_scale<V, I>(std::int64_t, const I *, const I *, V *, const V *, const V *, void *); \
+  template std::int64_t csr_subset_axpy<V, I>(std::int64_t, V, const I *, const I *, const V *, const I *, const I *, V *, bool, void *);
+GPUMATS_CSR_OPS(float, std::int32_t)
+GPUMATS_CSR_OPS(double, std::int32_t)
+GPUMATS_CSR_OPS(float, std::int64_t)
+GPUMATS_CSR_OPS(double, std::int64_t)
+#undef GPUMATS_CSR_OPS
+
+namespace {
+
 constexpr std::uint64_t kEmptyKey      = ~std::uint64_t(0); // a NaN pattern; the value itself is flagged apart
 constexpr int           kMaxSlotsLog2  = 18;                 // 2^18 slots: at most a quarter full below 65536 keys
 constexpr std::uint64_t kMinSlots      = 1024;

@@ -110,5 +110,21 @@ std::int64_t sum(const std::int64_t *sizes, std::int64_t k, void *stream);
 // dst[i] = i for i < n, on `stream`.
 void iota(std::int32_t *dst, std::int64_t n, void *stream);
 
+// ---- the values of a device CSR changed in place (a product's result, whose values live on the
+// GPU: GAMG scales and adds to its A P before the level's PtAP) --------------------------------
+
+// val[k] *= l[row] * r[col[k]] over the CSR's entries (l or r null: that side unscaled), ordered on
+// `stream`; row_ptr starts at 0.
+template <class V, class I>
+void csr_diagonal_scale(std::int64_t nrows, const I *row_ptr, const I *col, V *val, const V *l, const V *r, void *stream);
+
+// Y += a X where X's entries are among Y's (both CSRs with sorted rows, row_ptr starting at 0, the
+// same number of rows): each of X's entries is found in its row of Y by binary search. With
+// apply false nothing changes and the count of X's entries missing from Y comes back (0: X is a
+// subset), read back; with apply true (after a count of 0) the values are added and 0 returned.
+template <class V, class I>
+std::int64_t csr_subset_axpy(std::int64_t nrows, V a, const I *x_row_ptr, const I *x_col, const V *x_val, const I *y_row_ptr, const I *y_col, V *y_val,
+                             bool apply, void *stream);
+
 } // namespace cuda
 } // namespace gpumats
