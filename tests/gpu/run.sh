@@ -111,7 +111,7 @@ fi
 if ! gskipped copies; then
 # ex45 with CUDA vectors: CG with Jacobi, with PCMG through the DMDA (every level's operator and
 # interpolation in the type) and with GAMG (its level operators are Galerkin products, computed by
-# AIJ's code on the host, in the type). aijcusparse, run with the same options, sets the bound of
+# cuSPARSE on the GPU, in the type, their values left there until read). aijcusparse, run with the same options, sets the bound of
 # each case. The multigrid cases solve on the coarsest level with Jacobi, on the GPU for every type:
 # with the default coarse LU, our types factor and solve on the host in AIJ's code while
 # aijcusparse factors with cuSPARSE, which costs our types two copies of the coarse vector per cycle

@@ -717,7 +717,7 @@ PetscErrorCode PatternOf(Mat block, PetscInt m, PetscInt n, const PetscInt *ia, 
 } // namespace
 
 PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed,
-                               ValuesUpdate values, UpdateCounts *counts, const DeviceCsrIn *on_device)
+                               ValuesUpdate values, UpdateCounts *counts, const DeviceCsrIn *on_device, bool host_stale)
 {
   const PetscInt           *ia, *ja;
   const PetscScalar        *aa;
@@ -735,7 +735,18 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
              "-mat_gpumats_reorder rcm: a block of %" PetscInt_FMT " rows exceeds the 32-bit row order; use more MPI ranks or no reordering", m);
   PetscCall(MatGetRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ did not return the CSR of a SeqAIJ block");
-  PetscCall(MatSeqAIJGetArrayRead(block, &aa));
+  if (!device || transposed || reorder) on_device = nullptr; // (a transposed or renumbered block is made on the host)
+  // A GPU build from on_device reads the host's structure only, unless it splits long rows, which
+  // cuts the tail from the host CSR: stale host values (a product's, whose first use this often
+  // is, inside the solve for a coarse operator) are then left where they are
+  bool read_values = !host_stale || !on_device || op.build_on_host || !diagonal;
+  if (!read_values) {
+    const SplitRule split = SplitRule{op.long_rows, !f.split_long_rows};
+    const CsrIn     S{m, n, ia, ja, nullptr};
+    read_values = choose_split(split.long_rows, m, n, S.nnz(), split.only_when_told, [&] { return longest_row(S); }) != 0;
+  }
+  aa = nullptr;
+  if (read_values) PetscCall(MatSeqAIJGetArrayRead(block, &aa));
   const CsrIn A{m, n, ia, ja, aa};
   PetscCall(PatternOf(block, m, n, ia, ja, block_size, diagonal, &now));
   if (transposed) full = "a transposed copy";
@@ -743,7 +754,6 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   else if (!op.pattern.valid) full = "no copy of this block with these parameters yet";
   else if (!op.pattern.same(now)) full = "the nonzero pattern changed";
   if (device) PetscCall(CurrentStream(&stream));
-  if (!device || transposed || reorder) on_device = nullptr; // (a transposed or renumbered block is made on the host)
 
   PetscErrorCode err = PETSC_SUCCESS;
   if (!full) { // the copy's structure is right: only the values move
@@ -786,7 +796,7 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
     PetscCall(PetscLogEventEnd(f.convert_event, block, 0, 0, 0));
     if (!err) PetscCall(PetscInfo(block, "%s copy: converted in full: %s\n", f.title, full));
   }
-  PetscCall(MatSeqAIJRestoreArrayRead(block, &aa));
+  if (read_values) PetscCall(MatSeqAIJRestoreArrayRead(block, &aa));
   PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCall(err);
   PetscFunctionReturn(PETSC_SUCCESS);

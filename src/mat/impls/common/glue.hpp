@@ -511,8 +511,12 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
 // and always converted in full (it is dropped when the matrix changes and made again when needed).
 // on_device (GPU copies, not transposed): the block's CSR as it is on the GPU already, read there
 // instead of uploading the host's (the host CSR is still read for the structure decisions).
+// host_stale: the block's newest values are on_device's only (TypeData::host_stale); the host's
+// are read (MatSeqAIJGetArrayRead, which brings them down) only where the build needs them: on the
+// host, transposed, renumbered, or with long rows split off (the tail is cut from the host CSR).
 PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed = false,
-                               ValuesUpdate values = ValuesUpdate::kRebuild, UpdateCounts *counts = nullptr, const DeviceCsrIn *on_device = nullptr);
+                               ValuesUpdate values = ValuesUpdate::kRebuild, UpdateCounts *counts = nullptr, const DeviceCsrIn *on_device = nullptr,
+                               bool host_stale = false);
 // The values-only update of a GPU copy from values that are on the GPU only (MatSetValuesCOO with
 // device values, coo.cxx): the block's structure is read on the host (it is current there: only
 // its values are stale), device_values holds its nnz values on the device. *done is false, and op

@@ -43,9 +43,9 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   d->transposed = BlockCopy{};
 #if PetscDefined(HAVE_CUDA)
   if (d->host_stale) {
-    // A's newest values are on the GPU only (MatSetValuesCOO with device values, coo.cxx): the
-    // copy's values are refilled from the shadow's device values where the copy has this pattern;
-    // otherwise the host values are brought up to date and the copy is converted as usual
+    // A's newest values are on the GPU only (MatSetValuesCOO with device values, coo.cxx; a
+    // product's result, cusparse.cxx): the copy's values are refilled from the shadow's device
+    // values where the copy has this pattern; otherwise it is converted in full below
     const PetscScalar *dv;
     PetscBool          done, have;
     DeviceCsrIn        csr;
@@ -57,7 +57,6 @@ PetscErrorCode Build(Mat A, bool in_assembly)
       PetscCall(d->mark_current(A, in_assembly));
       PetscFunctionReturn(PETSC_SUCCESS);
     }
-    PetscCall(SyncHostValues(A));
   }
 #endif
   DeviceCsrIn on_device;
@@ -67,7 +66,9 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   // in its shadow: the copy is built from that rather than from an upload of its own
   if (d->device && d->shadow) PetscCall(ShadowDeviceCsr(A, &on_device, &have));
 #endif
-  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs, true, false, d->values_update, &d->updates, have ? &on_device : nullptr));
+  // (with A's newest values on the GPU only, converted from the shadow's CSR there: the host values
+  // come down only if the build needs them, BuildFromSeqAIJ)
+  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs, true, false, d->values_update, &d->updates, have ? &on_device : nullptr, d->host_stale));
   PetscCall(d->mark_current(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
