@@ -197,6 +197,9 @@ PetscErrorCode DeviceAXPY(Mat Y, PetscScalar a, Mat X, MatStructure str, bool *d
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscLogGpuFlops(2 * Nonzeros(X)));
+  // (MatAXPY leaves the state to the type, unlike MatScale and MatDiagonalScale: Y's format copy
+  // follows its values only once Y's state moves)
+  PetscCall(PetscObjectStateIncrease((PetscObject)Y));
   *done = true;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
