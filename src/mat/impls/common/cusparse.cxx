@@ -14,9 +14,10 @@
 // symbolic phase; the product's aijcusparse result becomes the result's shadow and holds its
 // values, which come down into the host CSR only when something reads them there (host_stale, as
 // after MatSetValuesCOO with device values; scaling and additions change them on the GPU,
-// ondevice.cxx); the format copy is built from that CSR on the GPU at its first use. Format copies are built where they will
-// be multiplied: a result at its first use, the operands of a Galerkin product (PtAP, RARt: a
-// multigrid's level operator and transfer) when the product is formed, inside the setup.
+// ondevice.cxx); the format copy is built from that CSR on the GPU at its first use. Format copies
+// are built where they will be multiplied: a result at its first use, the operands of a Galerkin
+// product (PtAP, RARt: a multigrid's level operator and transfer) when the product is formed,
+// inside the setup.
 #include "kinds.hpp"
 
 #include <cstring>

@@ -104,8 +104,9 @@ struct SellpTraits {
   }
   // Counts the distinct values (stopping past 65536; on the GPU for GPU builds, on the host a
   // strided pass first rejects general values after a few thousand lookups) and decides plain or
-  // dictionary with the core's rule, on the bytes per stored entry the columns will take. Runs on every build, so new values (MatSetValues after
-  // assembly, MatScale: the glue rebuilds the copy) get a new table, or plain values if too many.
+  // dictionary with the core's rule, on the bytes per stored entry the columns will take. Runs on
+  // every build, so new values (MatSetValues after assembly, MatScale: the glue rebuilds the copy)
+  // get a new table, or plain values if too many.
   static void resolve_values(Params &q, const BlockSource &S)
   {
     const CsrIn &A = S.host;
