@@ -736,13 +736,15 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   PetscCall(MatGetRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ did not return the CSR of a SeqAIJ block");
   if (!device || transposed || reorder) on_device = nullptr; // (a transposed or renumbered block is made on the host)
-  // A GPU build from on_device reads the host's structure only, unless it splits long rows, which
-  // cuts the tail from the host CSR: stale host values (a product's, whose first use this often
-  // is, inside the solve for a coarse operator) are then left where they are
+  // long rows may be split in diagonal blocks only; build_copy decides from the longest row
+  const SplitRule split = diagonal ? SplitRule{op.long_rows, !f.split_long_rows} : SplitRule{};
+  // A GPU build from on_device reads the host's structure only, unless it splits long rows or
+  // keeps an off-diagonal block's rows with entries only, which cut from the host CSR: stale host
+  // values (a product's, whose first use this often is, inside the solve for a coarse operator)
+  // are then left where they are
   bool read_values = !host_stale || !on_device || op.build_on_host || !diagonal;
   if (!read_values) {
-    const SplitRule split = SplitRule{op.long_rows, !f.split_long_rows};
-    const CsrIn     S{m, n, ia, ja, nullptr};
+    const CsrIn S{m, n, ia, ja, nullptr};
     read_values = choose_split(split.long_rows, m, n, S.nnz(), split.only_when_told, [&] { return longest_row(S); }) != 0;
   }
   aa = nullptr;
@@ -782,8 +784,6 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
         T = transpose<PetscInt>(A);
         B = T.view();
       }
-      // long rows may be split in diagonal blocks only; build_copy decides from the longest row
-      const SplitRule split = diagonal ? SplitRule{op.long_rows, !f.split_long_rows} : SplitRule{};
       // an off-diagonal block keeps its rows with entries only where most rows have none
       const bool compress = !diagonal && !transposed && worth_compressing_rows(B);
       op.build_copy(B, order, split, block_size, device, compress, stream, on_device);

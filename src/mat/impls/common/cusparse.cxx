@@ -42,15 +42,14 @@ namespace {
 
 PetscLogEvent shadow_event = 0, product_event = 0;
 
-// whether A is one of our GPU Seq types, whose data is a TypeData
+} // namespace
+
 bool OurDeviceSeq(Mat A)
 {
   bool        device = false;
   const char *t      = ((PetscObject)A)->type_name;
   return t && std::strncmp(t, "seq", 3) == 0 && find_type(t, &device) && device;
 }
-
-} // namespace
 
 // The aijcusparse shadow of A (see the top of the file), current with A's values. After
 // MatSetValuesCOO with device values (coo.cxx: host_stale) the shadow holds A's newest values and
@@ -252,7 +251,8 @@ PetscErrorCode SetPattern(Mat C, const PetscInt *ia, const PetscInt *ja)
 }
 
 // After a numeric phase: inner (aijcusparse, on the GPU, with C's values and pattern) is C's shadow,
-// so that C as an operand of the next product (GAMG's coarse operators, prolongators) costs no upload
+// so that C as an operand of the next product (GAMG's coarse operators, prolongators) costs no
+// upload, and it holds C's newest values (host_stale)
 PetscErrorCode AdoptInnerAsShadow(Mat C, Mat inner)
 {
   TypeData *d = Data(C);
@@ -266,6 +266,7 @@ PetscErrorCode AdoptInnerAsShadow(Mat C, Mat inner)
   }
   PetscCall(PetscObjectStateGet((PetscObject)C, &d->shadow_state));
   PetscCall(MatGetNonzeroState(C, &d->shadow_nz));
+  d->host_stale = true;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -292,7 +293,6 @@ PetscErrorCode ProductNumeric(Mat C)
   // the values of most products on the host: ksp ex56 -ne 59 took each product's values down
   // (520 MB for A P_t) and, after host scaling, up again.
   PetscCall(AdoptInnerAsShadow(C, pd->inner));
-  Data(C)->host_stale = true;
   // MatProductNumeric raises C's state once when this returns (matproduct.c): the shadow is
   // current for that state (otherwise it would be refilled and uploaded at C's first use).
   Data(C)->shadow_state += 1;
@@ -354,7 +354,6 @@ PetscErrorCode ProductSymbolic(Mat C)
   // from here inner holds C's values (whatever the symbolic phase left, as for aijcusparse's own
   // products); C's host array is never read before a download (host_stale)
   PetscCall(AdoptInnerAsShadow(C, pd->inner));
-  Data(C)->host_stale = true;
   p->data                  = pd;
   p->destroy               = ProductDataDestroy;
   C->ops->productnumeric   = ProductNumeric;

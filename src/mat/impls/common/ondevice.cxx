@@ -17,8 +17,6 @@
   #include "cuda/csr.hpp"
 #endif
 
-#include <cstring>
-
 namespace gpumats {
 
 #if PetscDefined(HAVE_CUDA)
@@ -32,9 +30,7 @@ using DiagonalScaleFn = PetscErrorCode (*)(Mat, Vec, Vec);
 // 32-bit indices are PetscInt (the kernels below read the shadow's CSR as it is)
 bool ValuesOnDevice(Mat A)
 {
-  bool        device = false;
-  const char *t      = ((PetscObject)A)->type_name;
-  if (sizeof(PetscInt) != sizeof(int) || !t || std::strncmp(t, "seq", 3) != 0 || !find_type(t, &device) || !device) return false;
+  if (sizeof(PetscInt) != sizeof(int) || !OurDeviceSeq(A)) return false;
   const TypeData *d = Data(A);
   return d && d->shadow && d->host_stale;
 }
@@ -167,9 +163,7 @@ PetscErrorCode DeviceAXPY(Mat Y, PetscScalar a, Mat X, MatStructure str, bool *d
   if ((str != SUBSET_NONZERO_PATTERN && str != SAME_NONZERO_PATTERN) || X == Y || !ValuesOnDevice(Y)) PetscFunctionReturn(PETSC_SUCCESS);
   if (Y->rmap->n != X->rmap->n || Y->cmap->n != X->cmap->n) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectTypeCompare((PetscObject)X, MATSEQAIJCUSPARSE, &cusparse));
-  bool        xdev = false;
-  const char *xt   = ((PetscObject)X)->type_name;
-  if (!cusparse && !(xt && std::strncmp(xt, "seq", 3) == 0 && find_type(xt, &xdev) && xdev)) PetscFunctionReturn(PETSC_SUCCESS); // X on the host
+  if (!cusparse && !OurDeviceSeq(X)) PetscFunctionReturn(PETSC_SUCCESS); // X on the host
   if (cusparse) SX = X;
   else PetscCall(ShadowOf(X, &SX)); // (uploads X's values unless its shadow holds them)
   PetscCall(ShadowOf(Y, &SY));

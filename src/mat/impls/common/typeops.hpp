@@ -215,6 +215,8 @@ PetscErrorCode UninstallCOO(Mat A, bool mpi);
 // only (after MatSetValuesCOO with device values); otherwise nothing.
 PetscErrorCode SyncHostValues(Mat A);
 #if PetscDefined(HAVE_CUDA)
+// Whether A is one of our GPU Seq types, whose data is a TypeData (cusparse.cxx)
+bool OurDeviceSeq(Mat A);
 // The aijcusparse shadow of a GPU Seq matrix, current with its values (cusparse.cxx)
 PetscErrorCode ShadowOf(Mat A, Mat *S);
 // A new aijcusparse matrix on A's own host CSR (ia, ja from MatGetRowIJ, va A's values), which it
