@@ -578,6 +578,8 @@ if ! skipped options; then
   bad bellpack "-mat_bellpack_block_size" -mat_bellpack_block_size 9
   bad bellpack "-mat_bellpack_block_size" -mat_bellpack_block_size 0,2
   bad bellpack "-mat_bellpack_partition_rows" -mat_bellpack_partition_rows 48
+  bad bellpack "-mat_bellpack_row_threads" -mat_bellpack_row_threads 3
+  bad bellpack "-mat_bellpack_row_threads" -mat_bellpack_row_threads 64
 
   # bad matrix files through the example driver
   if [ -x "$BIN/solve" ]; then

@@ -636,12 +636,16 @@ void run_all(const char *vname)
             sp.push_back({b, t, sigma, ix});
             if (b * t == 32 || b * t == 1024 || b * t == 2) sq.push_back({b, t, sigma, ix});
           }
+  // threads per block row: auto (0) and each forced value in turn over the block sizes, so both
+  // kernels (one thread per block row, and wide) see every block size without a sweep of its own
   std::vector<bellpack::Params> bp, bq;
+  const int                     row_threads[] = {0, 1, 2, 4, 8, 16, 32};
+  int                           n_bp = 0, n_bq = 0;
   for (int r = 1; r <= 8; ++r)
     for (int c = 1; c <= 8; ++c)
       for (int R : {1, 32, 128}) {
-        bp.push_back({r, c, R});
-        if (R == 32 && (r == c || r == 1 || c == 8)) bq.push_back({r, c, R});
+        bp.push_back({r, c, R, row_threads[n_bp++ % 7]});
+        if (R == 32 && (r == c || r == 1 || c == 8)) bq.push_back({r, c, R, row_threads[n_bq++ % 7]});
       }
   run<V, cmrs::Params>("cmrs", vname, mats, cp, cq, cmrs_case<V>);
   // the other kernels: the full sweep on small matrices; on large ones (and under memcheck) the

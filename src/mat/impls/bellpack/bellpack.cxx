@@ -23,14 +23,19 @@ struct BellpackTraits {
 
   static PetscErrorCode options(OptionItems PetscOptionsObject, MPI_Comm comm, Params &p, PetscBool *changed)
   {
-    PetscInt  rc[2] = {p.core.r, p.core.c}, n = 2, R = p.core.partition_rows;
-    PetscBool set_rc, set_R;
+    PetscInt  rc[2] = {p.core.r, p.core.c}, n = 2, R = p.core.partition_rows, T = p.core.row_threads;
+    PetscBool set_rc, set_R, set_T;
 
     PetscFunctionBegin;
     PetscCall(PetscOptionsIntArray("-mat_bellpack_block_size", "Dense block size r,c (1-8 each; one value for square blocks); default: the matrix block size",
                                    "MATBELLPACK", rc, &n, &set_rc));
     PetscCall(PetscOptionsInt("-mat_bellpack_partition_rows", "Block rows per ELLPACK partition R (threads per CUDA block): a power of two, 1-1024 (0: chosen per matrix by the execution-time model)",
                               "MATBELLPACK", R, &R, &set_R));
+    PetscCall(PetscOptionsInt("-mat_bellpack_row_threads",
+                              "GPU kernel: threads per block row, a power of two 1-32 (0: chosen at each product from the number of block rows and the longest)",
+                              "MATBELLPACK", T, &T, &set_T));
+    PetscCheck(T >= 0 && T <= 32 && !(T & (T - 1)), comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "-mat_bellpack_row_threads %" PetscInt_FMT " is invalid: use a power of two from 1 to 32, or 0 to choose per product", T);
     if (set_rc && n == 1) rc[1] = rc[0];
     PetscCheck(!set_rc || (n >= 1 && n <= 2), comm, PETSC_ERR_ARG_SIZ, "-mat_bellpack_block_size takes r,c or a single size, not %" PetscInt_FMT " values", n);
     PetscCheck(!set_rc || (rc[0] >= 1 && rc[0] <= bellpack::kMaxBlock && rc[1] >= 1 && rc[1] <= bellpack::kMaxBlock), comm, PETSC_ERR_ARG_OUTOFRANGE,
@@ -41,8 +46,11 @@ struct BellpackTraits {
     if (set_rc) q.core.r = int(rc[0]), q.core.c = int(rc[1]), q.block_set = true;
     q.core.partition_rows = int(R);
     q.partition_set       = R != 0;
-    *changed = (q.core.r != p.core.r || q.core.c != p.core.c || q.core.partition_rows != p.core.partition_rows || q.block_set != p.block_set) ? PETSC_TRUE
-                                                                                                                                              : PETSC_FALSE;
+    q.core.row_threads    = int(T);
+    *changed = (q.core.r != p.core.r || q.core.c != p.core.c || q.core.partition_rows != p.core.partition_rows || q.core.row_threads != p.core.row_threads ||
+                q.block_set != p.block_set)
+                 ? PETSC_TRUE
+                 : PETSC_FALSE;
     p = q;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -103,7 +111,8 @@ struct BellpackTraits {
   {
     return "block size " + std::to_string(p.core.r) + "x" + std::to_string(p.core.c) + (p.block_set ? "" : " (from the matrix block size or fill estimation)") +
            ", partitions of " + (p.core.partition_rows ? std::to_string(p.core.partition_rows) : std::string("auto")) + " block rows" +
-           (p.partition_set ? "" : std::string(" (execution-time model, ") + bellpack::kModelSource + ")");
+           (p.partition_set ? "" : std::string(" (execution-time model, ") + bellpack::kModelSource + ")") + ", " +
+           (p.core.row_threads ? std::to_string(p.core.row_threads) : std::string("auto")) + " GPU threads per block row";
   }
 };
 

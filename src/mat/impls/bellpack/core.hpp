@@ -27,6 +27,10 @@ constexpr int          kMaxBlock = 8;
 struct Params {
   int r = 1, c = 1;       // block size, 1..8 each
   int partition_rows = 128; // R: block rows per partition (one CUDA block of R threads)
+  // GPU kernels only (the storage does not depend on it): threads per block row, a power of two
+  // 1..32, each taking every T-th block of the row; 0: chosen at each launch from the number of
+  // block rows and the longest one (cuda.cu). The host kernels ignore it.
+  int row_threads = 0;
 };
 
 inline void check_params(const Params &p)
@@ -35,6 +39,8 @@ inline void check_params(const Params &p)
     throw FormatError("BELLPACK: block size " + std::to_string(p.r) + "x" + std::to_string(p.c) + " is out of range; r and c must be 1..8");
   if (p.partition_rows < 1 || p.partition_rows > 1024 || (p.partition_rows & (p.partition_rows - 1)))
     throw FormatError("BELLPACK: partition of " + std::to_string(p.partition_rows) + " block rows must be a power of two in 1..1024");
+  if (p.row_threads < 0 || p.row_threads > 32 || (p.row_threads & (p.row_threads - 1)))
+    throw FormatError("BELLPACK: " + std::to_string(p.row_threads) + " threads per block row must be a power of two in 1..32, or 0 (chosen per launch)");
 }
 
 template <class V>

@@ -11,6 +11,14 @@
 // loads; a thread keeps its r entries of x (times alpha) in registers, and for each of the c
 // columns of a block adds the sum of the r products into out[column] with one atomicAdd, after the
 // prologue has set out = beta*in: blocking cuts the atomics by r as it cuts the x loads forward.
+//
+// Few long block rows (GAMG's coarse operators: ksp ex56's third level has 341 block rows of about
+// 85 6x6 blocks) leave one thread per block row with a handful of warps on the whole GPU, each
+// thread walking its row alone, one dependent load chain after another. The wide kernels give a
+// block row T threads (T = 2..32, lanes of one warp): lane t takes the row's slots t, t+T, ..., so
+// a warp reads T runs of 32/T consecutive words (the rows of a partition at one slot) instead of
+// one run of 32, and the row's chain is T times shorter. Forward, the T lanes' r sums are added by
+// shuffles; the transpose needs no sum (its atomics add). T is chosen per launch (row_threads).
 #include "../common/cuda/blocks.cuh"
 #include "../common/cuda/check.cuh"
 #include "device.hpp"
@@ -98,6 +106,100 @@ __global__ void spmv_transpose_kernel(std::int64_t block_rows, std::int64_t nrow
   }
 }
 
+// The wide kernels (see the top of the file): T = 2^log_t threads per block row, the grid covering
+// block_rows * T threads in CUDA blocks of kWideBlock; a row's T lanes are consecutive lanes of
+// one warp (T divides 32), so the shuffles never leave it.
+template <class V, int BR, int BC, LoadPolicy P>
+__global__ void spmv_wide_kernel(std::int64_t block_rows, std::int64_t nrows, std::int64_t ncols, int R, int log_t, const std::int32_t *__restrict__ part_ptr,
+                                 const std::int32_t *__restrict__ bcol, const V *__restrict__ val, const std::int32_t *__restrict__ perm,
+                                 const V *__restrict__ x, Epilogue<V> ep)
+{
+  constexpr int      RC  = BR * BC;
+  const std::int64_t g   = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int          T   = 1 << log_t, t = int(g & (T - 1));
+  const std::int64_t pos = g >> log_t;
+
+  V acc[BR];
+#pragma unroll
+  for (int a = 0; a < BR; ++a) acc[a] = V(0);
+  if (pos < block_rows) { // (no return before the shuffles: every lane of the warp takes part)
+    const std::int64_t  q     = pos / R, i = pos - q * R;
+    const std::int32_t  first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
+    const std::int32_t *bc    = bcol + first + i;
+    const V            *v     = val + std::int64_t(first) * RC + i;
+    for (std::int32_t k = t; k < width; k += T) {
+      const std::int32_t J = cuda::load_matrix<P>(bc + std::int64_t(k) * R);
+      if (J == kPadBlock) break; // padding slots follow the real blocks of a row
+      V xv[BC];
+#pragma unroll
+      for (int b = 0; b < BC; ++b) {
+        const std::int64_t col = std::int64_t(J) * BC + b;
+        xv[b]                  = col < ncols ? cuda::load_x(x, std::uint32_t(col)) : V(0);
+      }
+      const V *vk = v + std::int64_t(k) * RC * R;
+#pragma unroll
+      for (int a = 0; a < BR; ++a)
+#pragma unroll
+        for (int b = 0; b < BC; ++b) acc[a] += cuda::load_matrix<P>(vk + (a * BC + b) * R) * xv[b];
+    }
+  }
+  for (int s = T >> 1; s > 0; s >>= 1)
+#pragma unroll
+    for (int a = 0; a < BR; ++a) acc[a] += __shfl_xor_sync(0xffffffffu, acc[a], s);
+  if (pos >= block_rows || t) return;
+  const std::int64_t I = perm[pos];
+#pragma unroll
+  for (int a = 0; a < BR; ++a)
+    if (I * BR + a < nrows) ep.apply(I * BR + a, acc[a]);
+}
+
+template <class V, int BR, int BC, LoadPolicy P>
+__global__ void spmv_transpose_wide_kernel(std::int64_t block_rows, std::int64_t nrows, std::int64_t ncols, int R, int log_t,
+                                           const std::int32_t *__restrict__ part_ptr, const std::int32_t *__restrict__ bcol, const V *__restrict__ val,
+                                           const std::int32_t *__restrict__ perm, const V *__restrict__ x, V alpha, V *__restrict__ out)
+{
+  constexpr int      RC  = BR * BC;
+  const std::int64_t g   = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int          T   = 1 << log_t, t = int(g & (T - 1));
+  const std::int64_t pos = g >> log_t;
+  if (pos >= block_rows) return;
+  const std::int64_t  q     = pos / R, i = pos - q * R;
+  const std::int32_t  first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
+  const std::int32_t *bc    = bcol + first + i;
+  const V            *v     = val + std::int64_t(first) * RC + i;
+  const std::int64_t  I     = perm[pos];
+
+  V xr[BR];
+#pragma unroll
+  for (int a = 0; a < BR; ++a) xr[a] = I * BR + a < nrows ? alpha * cuda::load_x(x, std::uint32_t(I * BR + a)) : V(0);
+  for (std::int32_t k = t; k < width; k += T) {
+    const std::int32_t J = cuda::load_matrix<P>(bc + std::int64_t(k) * R);
+    if (J == kPadBlock) break;
+    const V *vk = v + std::int64_t(k) * RC * R;
+#pragma unroll
+    for (int b = 0; b < BC; ++b) {
+      const std::int64_t col = std::int64_t(J) * BC + b;
+      V                  sum = V(0);
+#pragma unroll
+      for (int a = 0; a < BR; ++a) sum += cuda::load_matrix<P>(vk + (a * BC + b) * R) * xr[a];
+      if (col < ncols) atomicAdd(out + col, sum);
+    }
+  }
+}
+
+constexpr int kWideBlock = 256; // threads per CUDA block of the wide kernels
+// The automatic T: the fewest threads per block row that put kWideThreads threads on the GPU (a
+// quarter of an H200's resident threads), no more than the widest row has blocks, at most 32
+// (ksp ex56 -ne 59 under GAMG: T = 1 on the fine level of 216,000 block rows, 16 and 32 on the
+// coarse levels of 4,805 and 341)
+constexpr std::int64_t kWideThreads = std::int64_t(1) << 16;
+int auto_row_threads(std::int64_t block_rows, std::int64_t max_width)
+{
+  int T = 1;
+  while (T < 32 && block_rows * T < kWideThreads && T < max_width) T *= 2;
+  return T;
+}
+
 // The diagonal: one thread per block row, as the SpMV walks it, block sizes at run time (a pass
 // that is not timed); of each block that the diagonal crosses, the entries on it go into d. Block
 // fill inside such a block is an explicit zero at its position, as the CSR's absent entry reads.
@@ -124,25 +226,28 @@ __global__ void diagonal_kernel(std::int64_t block_rows, std::int64_t nrows, int
 
 // Calls f(kernel) with the SpMV kernel (TRANS: its transpose) instantiated for block size r x c and
 // load policy P; K enumerates (r-1)*8 + (c-1), one instantiation per supported block size.
-template <class V, bool TRANS, int BR, int BC, LoadPolicy P>
+// WIDE: the wide kernel of the same block size and policy.
+template <class V, bool TRANS, bool WIDE, int BR, int BC, LoadPolicy P>
 constexpr auto kernel_of()
 {
-  if constexpr (TRANS) return spmv_transpose_kernel<V, BR, BC, P>;
+  if constexpr (TRANS && WIDE) return spmv_transpose_wide_kernel<V, BR, BC, P>;
+  else if constexpr (TRANS) return spmv_transpose_kernel<V, BR, BC, P>;
+  else if constexpr (WIDE) return spmv_wide_kernel<V, BR, BC, P>;
   else return spmv_kernel<V, BR, BC, P>;
 }
-template <class V, bool TRANS, class F, int... K>
+template <class V, bool TRANS, bool WIDE, class F, int... K>
 void with_kernel(int r, int c, LoadPolicy P, F &&f, std::integer_sequence<int, K...>)
 {
   const int key = (r - 1) * kMaxBlock + (c - 1);
-  ((key == K ? (P == LoadPolicy::kStream ? f(kernel_of<V, TRANS, K / kMaxBlock + 1, K % kMaxBlock + 1, LoadPolicy::kStream>())
-                                         : f(kernel_of<V, TRANS, K / kMaxBlock + 1, K % kMaxBlock + 1, LoadPolicy::kDefault>()))
+  ((key == K ? (P == LoadPolicy::kStream ? f(kernel_of<V, TRANS, WIDE, K / kMaxBlock + 1, K % kMaxBlock + 1, LoadPolicy::kStream>())
+                                         : f(kernel_of<V, TRANS, WIDE, K / kMaxBlock + 1, K % kMaxBlock + 1, LoadPolicy::kDefault>()))
               : void()),
    ...);
 }
-template <class V, bool TRANS = false, class F>
+template <class V, bool TRANS = false, bool WIDE = false, class F>
 void with_kernel(int r, int c, LoadPolicy P, F &&f)
 {
-  with_kernel<V, TRANS>(r, c, P, f, std::make_integer_sequence<int, kMaxBlock * kMaxBlock>{});
+  with_kernel<V, TRANS, WIDE>(r, c, P, f, std::make_integer_sequence<int, kMaxBlock * kMaxBlock>{});
 }
 
 template <class V>
@@ -150,16 +255,34 @@ class DeviceMatrix final : public cuda::Operator<V> {
 public:
   Params       params;
   std::int64_t nrows = 0, ncols = 0, block_rows = 0, partitions = 0;
+  std::int64_t max_width = 0; // blocks of the longest block row (the first partition's width)
   Buffer       part_ptr, bcol, val, perm;
+
+  // threads per block row of the next launch: the user's, else auto_row_threads
+  int row_threads() const { return params.row_threads ? params.row_threads : auto_row_threads(block_rows, max_width); }
+  int log2_row_threads() const
+  {
+    int l = 0;
+    while ((1 << l) < row_threads()) ++l;
+    return l;
+  }
+  unsigned wide_grid() const { return unsigned((block_rows * row_threads() + kWideBlock - 1) / kWideBlock); }
 
   void spmv(const V *x, const Epilogue<V> &ep, void *stream) const override
   {
     if (!nrows) return;
     const cudaStream_t st = static_cast<cudaStream_t>(stream);
-    with_kernel<V>(params.r, params.c, this->load_policy, [&](auto kernel) {
-      kernel<<<unsigned(partitions), params.partition_rows, 0, st>>>(block_rows, nrows, ncols, part_ptr.as<std::int32_t>(), bcol.as<std::int32_t>(),
-                                                                     val.as<V>(), perm.as<std::int32_t>(), x, ep);
-    });
+    if (row_threads() > 1) {
+      with_kernel<V, false, true>(params.r, params.c, this->load_policy, [&](auto kernel) {
+        kernel<<<wide_grid(), kWideBlock, 0, st>>>(block_rows, nrows, ncols, params.partition_rows, log2_row_threads(), part_ptr.as<std::int32_t>(),
+                                                   bcol.as<std::int32_t>(), val.as<V>(), perm.as<std::int32_t>(), x, ep);
+      });
+    } else {
+      with_kernel<V>(params.r, params.c, this->load_policy, [&](auto kernel) {
+        kernel<<<unsigned(partitions), params.partition_rows, 0, st>>>(block_rows, nrows, ncols, part_ptr.as<std::int32_t>(), bcol.as<std::int32_t>(),
+                                                                       val.as<V>(), perm.as<std::int32_t>(), x, ep);
+      });
+    }
     cuda::check_launch("BELLPACK SpMV kernel");
   }
   void spmv_transpose(const V *x, const Epilogue<V> &ep, void *stream) const override
@@ -167,10 +290,17 @@ public:
     cuda::transpose_prologue(ep, ncols, stream); // also when there are no rows: out = beta*in
     if (!nrows || !ncols) return;
     const cudaStream_t st = static_cast<cudaStream_t>(stream);
-    with_kernel<V, true>(params.r, params.c, this->load_policy, [&](auto kernel) {
-      kernel<<<unsigned(partitions), params.partition_rows, 0, st>>>(block_rows, nrows, ncols, part_ptr.as<std::int32_t>(), bcol.as<std::int32_t>(), val.as<V>(),
-                                                                     perm.as<std::int32_t>(), x, ep.alpha, ep.out);
-    });
+    if (row_threads() > 1) {
+      with_kernel<V, true, true>(params.r, params.c, this->load_policy, [&](auto kernel) {
+        kernel<<<wide_grid(), kWideBlock, 0, st>>>(block_rows, nrows, ncols, params.partition_rows, log2_row_threads(), part_ptr.as<std::int32_t>(),
+                                                   bcol.as<std::int32_t>(), val.as<V>(), perm.as<std::int32_t>(), x, ep.alpha, ep.out);
+      });
+    } else {
+      with_kernel<V, true>(params.r, params.c, this->load_policy, [&](auto kernel) {
+        kernel<<<unsigned(partitions), params.partition_rows, 0, st>>>(block_rows, nrows, ncols, part_ptr.as<std::int32_t>(), bcol.as<std::int32_t>(),
+                                                                       val.as<V>(), perm.as<std::int32_t>(), x, ep.alpha, ep.out);
+      });
+    }
     cuda::check_launch("BELLPACK transpose SpMV kernel");
   }
   void diagonal(V *d, void *stream) const override
@@ -296,7 +426,9 @@ std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &
                 "cub::DeviceRadixSort");
     partition_sizes_kernel<<<blocks_for(np), 256, 0, st>>>(np, int(R), sorted.as<std::uint32_t>(), sizes.as<std::int64_t>());
     cuda::check_launch("BELLPACK partition sizes kernel");
-    cuda::synchronize(stream); // before counts, ids and tmp are freed
+    std::uint32_t widest = 0; // the first sorted count: the kernels' choice of threads per block row reads it
+    cuda::copy_to_host_sync(&widest, sorted.get(), sizeof widest, stream); // (synchronises: before counts, ids and tmp are freed)
+    D->max_width = widest;
   }
   const std::int64_t slots = cuda::offsets_from_sizes(sizes.as<std::int64_t>(), np, D->part_ptr, "BELLPACK", stream);
   checked_offset(slots * rc, "BELLPACK");
@@ -343,6 +475,7 @@ std::unique_ptr<cuda::Operator<V>> dense_on_device(std::int64_t block_rows, int 
   D->ncols      = std::int64_t(blocks_per_row) * p.c;
   D->block_rows = block_rows;
   D->partitions = np;
+  D->max_width  = blocks_per_row;
   std::vector<std::int32_t> pp(np + 1), perm(block_rows), bcol(static_cast<std::size_t>(slots));
   for (std::int64_t q = 0; q <= np; ++q) pp[q] = std::int32_t(q * R * blocks_per_row);
   std::iota(perm.begin(), perm.end(), 0);
@@ -404,6 +537,7 @@ std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
   D->ncols      = M.ncols;
   D->block_rows = M.block_rows;
   D->partitions = M.partitions();
+  D->max_width  = M.partitions() ? M.width(0) : 0; // (sorted longest first)
   D->part_ptr   = cuda::upload(M.part_ptr.data(), M.part_ptr.size());
   D->bcol       = cuda::upload(M.block_col.data(), M.block_col.size());
   D->val        = cuda::upload(M.val.data(), M.val.size());

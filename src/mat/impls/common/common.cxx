@@ -794,7 +794,9 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
       if (device && !on_device) err = PetscLogCpuToGpu((PetscLogDouble)(A.nnz() * (sizeof(PetscScalar) + sizeof(PetscInt)) + (m + 1) * sizeof(PetscInt)));
     }
     PetscCall(PetscLogEventEnd(f.convert_event, block, 0, 0, 0));
-    if (!err) PetscCall(PetscInfo(block, "%s copy: converted in full: %s\n", f.title, full));
+    if (!err)
+      PetscCall(PetscInfo(block, "%s copy of %" PetscInt_FMT " x %" PetscInt_FMT " (%" PetscInt64_FMT " nonzeros): converted in full: %s\n", f.title, m, n,
+                          (PetscInt64)A.nnz(), full));
   }
   if (read_values) PetscCall(MatSeqAIJRestoreArrayRead(block, &aa));
   PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
