@@ -580,6 +580,11 @@ if ! skipped options; then
   bad bellpack "-mat_bellpack_partition_rows" -mat_bellpack_partition_rows 48
   bad bellpack "-mat_bellpack_row_threads" -mat_bellpack_row_threads 3
   bad bellpack "-mat_bellpack_row_threads" -mat_bellpack_row_threads 64
+  # (process-wide, read when the first GPU matrix is made: the GPU types only)
+  for t in $TYPES; do
+    case $t in *cuda) expect_error "bad-option/$t -mat_gpumats_upload_threads" "-mat_gpumats_upload_threads 9 is out of range" "${EX2[@]}" -mat_type "$t" \
+      -mat_gpumats_upload_threads 9 ;; esac
+  done
 
   # bad matrix files through the example driver
   if [ -x "$BIN/solve" ]; then

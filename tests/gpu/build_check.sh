@@ -15,7 +15,8 @@
 #      GpuMatsScatter; "ours" is MatAssemblyEnd, "aijcusparse" its MatAssemblyEnd + MatCUSPARSCopyTo;
 #      more runs: sellpcuda:host converts on the host and uploads the format (-mat_gpumats_build
 #      host, the reference path), and <type>:use builds at the first use after assembly
-#      (-mat_gpumats_build_at use: MatAssemblyEnd + Convert);
+#      (-mat_gpumats_build_at use: MatAssemblyEnd + Convert), and sellpcuda:t1 stages its uploads
+#      with one host thread (-mat_gpumats_upload_threads 1);
 #   5. build/bin/bench -matrix poisson7 -n N: conv(ms) = MatConvert + MatSetFromOptions + the first
 #      MatMult for every type (a MatDuplicate on the host included for each, aijcusparse's copy in
 #      its first MatMult), without -log_view (no synchronisation between build steps).
@@ -77,11 +78,13 @@ if ! skipped ex45; then
   # host); <type>:use builds at the first use after an assembly (-mat_gpumats_build_at use) instead
   # of inside each MatAssemblyEnd. -ksp_view_mat shows the format after the solve (a -mat_view
   # would build the copy at each assembly: a view is a use)
-  for spec in aijcusparse $TYPES sellpcuda:host sellpcuda:use cmrscuda:use autocuda:use; do
+  # sellpcuda:t1 stages its uploads with one host thread (-mat_gpumats_upload_threads 1)
+  for spec in aijcusparse $TYPES sellpcuda:host sellpcuda:use cmrscuda:use autocuda:use sellpcuda:t1; do
     t=${spec%:*}
     extra=
     [ "$spec" != "${spec%:host}" ] && extra="-mat_gpumats_build host"
     [ "$spec" != "${spec%:use}" ] && extra="-mat_gpumats_build_at use"
+    [ "$spec" != "${spec%:t1}" ] && extra="-mat_gpumats_upload_threads 1"
     log=$OUT/ex45-${spec/:/-}.log
     if build/bin/tutorial-ex45 -dll_append "$PWD/lib/libpetscgpumats.so" -dm_mat_type $t -dm_vec_type cuda -da_grid_x $N -da_grid_y $N -da_grid_z $N \
       -ksp_type cg -pc_type jacobi -ksp_max_it 10 -ksp_converged_reason -ksp_view_mat ::ascii_info -log_view -log_view_gpu_time $extra >"$log" 2>&1 && grep -q -E 'CONVERGED|DIVERGED_ITS' "$log"; then

@@ -81,6 +81,18 @@ PetscErrorCode SelectDevice(MPI_Comm comm)
 {
   PetscFunctionBegin;
 #if GPUMATS_HAVE_CUDA
+  static bool threads_read = false;
+  if (!threads_read) {
+    // -mat_gpumats_upload_threads: for the whole process, from the options database (no prefix)
+    PetscInt  n = 0;
+    PetscBool set;
+    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-mat_gpumats_upload_threads", &n, &set));
+    PetscCheck(!set || (n >= 0 && n <= cuda::kMaxUploadThreads), comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "-mat_gpumats_upload_threads %" PetscInt_FMT " is out of range: host threads staging uploads to the GPU, 1 to %d (0: by the CPUs this process may use)",
+               n, cuda::kMaxUploadThreads);
+    cuda::set_upload_threads(int(n));
+    threads_read = true;
+  }
   #if PetscDefined(HAVE_CUDA)
   // PETSc picked this rank's GPU when it initialised (its rank on PETSC_COMM_WORLD modulo the
   // visible GPUs, or -device_select); its vectors live there, so must our copies

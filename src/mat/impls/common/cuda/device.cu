@@ -3,6 +3,14 @@
 #include "check.cuh"
 
 #include <dlfcn.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 namespace gpumats {
 namespace cuda {
@@ -76,9 +84,124 @@ void Buffer::resize(std::size_t bytes)
   ptr_ = p, bytes_ = bytes;
 }
 
+namespace {
+
+int default_upload_threads()
+{
+  cpu_set_t set;
+  int       cpus = int(std::thread::hardware_concurrency());
+  if (!sched_getaffinity(0, sizeof set, &set)) cpus = CPU_COUNT(&set);
+  const int online = int(std::thread::hardware_concurrency());
+  if (cpus >= online) { // not bound: the node's ranks share the CPUs
+    for (const char *var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+      if (const char *v = std::getenv(var)) {
+        const int local = std::atoi(v);
+        if (local > 1) cpus /= local;
+        break;
+      }
+  }
+  return std::clamp(cpus, 1, kMaxUploadThreads);
+}
+
+int upload_threads_ = 0; // 0: not chosen yet
+
+// The staging of copy_to_device: two pinned chunks, each with the event of its last copy, so the
+// host fills one while the copy engine reads the other. Made at the first large upload, kept for
+// the process (32 MB of pinned memory).
+class Stager {
+public:
+  static constexpr std::size_t kChunk = std::size_t(16) << 20;
+  // uploads below this size are one pageable cudaMemcpy: no pinned memory for small matrices
+  static constexpr std::size_t kMinBytes = std::size_t(4) << 20;
+
+  ~Stager()
+  {
+    for (int k = 0; k < 2; ++k) { // (at exit the runtime may be gone: errors are ignored)
+      if (done_[k]) cudaEventDestroy(done_[k]);
+      if (pin_[k]) cudaFreeHost(pin_[k]);
+    }
+  }
+  // false: no pinned memory to be had (the caller copies pageable memory as before)
+  bool upload(void *dst, const void *src, std::size_t bytes, cudaStream_t s)
+  {
+    if (failed_) return false;
+    if (!pin_[0])
+      for (int k = 0; k < 2; ++k)
+        if (cudaHostAlloc(&pin_[k], kChunk, cudaHostAllocPortable) != cudaSuccess || cudaEventCreateWithFlags(&done_[k], cudaEventDisableTiming) != cudaSuccess) {
+          cudaGetLastError();
+          failed_ = true;
+          return false;
+        }
+    const int nt = upload_threads();
+    int       k  = 0;
+    for (std::size_t off = 0; off < bytes; off += kChunk, k ^= 1) {
+      const std::size_t len = std::min(kChunk, bytes - off);
+      check(cudaEventSynchronize(done_[k]), "cudaEventSynchronize"); // the copy engine is done with chunk k
+      fill(static_cast<char *>(pin_[k]), static_cast<const char *>(src) + off, len, nt);
+      check(cudaMemcpyAsync(static_cast<char *>(dst) + off, pin_[k], len, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync to device");
+      check(cudaEventRecord(done_[k], s), "cudaEventRecord");
+    }
+    return true;
+  }
+
+private:
+  // memcpy by nt threads, each a contiguous part (where a thread cannot be made, this one copies
+  // the parts from there on)
+  static void fill(char *dst, const char *src, std::size_t n, int nt)
+  {
+    const std::size_t        part = (n + std::size_t(nt) - 1) / std::size_t(nt);
+    std::size_t              rest = n; // copied here besides the first part
+    std::vector<std::thread> threads;
+    for (int t = 1; t < nt && std::size_t(t) * part < n; ++t) {
+      const std::size_t b = std::size_t(t) * part, e = std::min(n, b + part);
+      try {
+        threads.emplace_back([=] { std::memcpy(dst + b, src + b, e - b); });
+      } catch (const std::system_error &) {
+        rest = b;
+        break;
+      }
+    }
+    std::memcpy(dst, src, std::min(n, part));
+    if (rest < n) std::memcpy(dst + rest, src + rest, n - rest);
+    for (auto &t : threads) t.join();
+  }
+
+  void       *pin_[2]  = {nullptr, nullptr};
+  cudaEvent_t done_[2] = {nullptr, nullptr};
+  bool        failed_  = false;
+};
+
+Stager &stager()
+{
+  static Stager s;
+  return s;
+}
+
+// pageable host memory (not pinned, registered, device or managed)
+bool pageable(const void *p)
+{
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return true;
+  }
+  return a.type == cudaMemoryTypeUnregistered;
+}
+
+} // namespace
+
+void set_upload_threads(int n) { upload_threads_ = n > 0 ? std::min(n, kMaxUploadThreads) : default_upload_threads(); }
+int  upload_threads()
+{
+  if (!upload_threads_) upload_threads_ = default_upload_threads();
+  return upload_threads_;
+}
+
 void copy_to_device(void *dst, const void *src, std::size_t bytes, void *stream)
 {
-  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync to device");
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (bytes >= Stager::kMinBytes && upload_threads() > 1 && pageable(src) && stager().upload(dst, src, bytes, s)) return;
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync to device");
 }
 
 void copy_on_device(void *dst, const void *src, std::size_t bytes, void *stream)
