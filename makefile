@@ -83,7 +83,7 @@ $(DEP_FILES):
 EXAMPLE_CFLAGS := $(CC_FLAGS) -O2 -Wall -Iinclude $(PETSC_CC_INCLUDES)
 EXAMPLE_LIBS := -L$(LIBDIR) -Wl,-rpath,$(abspath $(LIBDIR)) -lpetscgpumats $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib
 
-examples: lib $(BINDIR)/solve $(BINDIR)/coo_newton
+examples: lib $(BINDIR)/solve $(BINDIR)/coo_newton $(BINDIR)/values_update
 
 $(BINDIR)/solve: examples/solve.c examples/mmread.h include/petscgpumats.h $(LIB)
 	@mkdir -p $(BINDIR)
@@ -92,6 +92,12 @@ $(BINDIR)/solve: examples/solve.c examples/mmread.h include/petscgpumats.h $(LIB
 # A Newton solve assembling its Jacobian with COO (examples/coo_newton.c): plain PETSc, not linked
 # with the library, which it gets as PETSc's tutorials do (-dll_append, -dm_mat_type)
 $(BINDIR)/coo_newton: examples/coo_newton.c
+	@mkdir -p $(BINDIR)
+	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib -lm
+
+# New values in the same pattern, timed against the first build (examples/values_update.c): plain
+# PETSc as coo_newton
+$(BINDIR)/values_update: examples/values_update.c
 	@mkdir -p $(BINDIR)
 	$(CC) $(EXAMPLE_CFLAGS) -o $@ $< $(PETSC_WITH_EXTERNAL_LIB) -Wl,-rpath,$(PETSC_DIR)/$(PETSC_ARCH)/lib -lm
 

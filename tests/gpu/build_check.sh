@@ -17,6 +17,9 @@
 #      host, the reference path), and <type>:use builds at the first use after assembly
 #      (-mat_gpumats_build_at use: MatAssemblyEnd + Convert), and sellpcuda:t1 stages its uploads
 #      with one host thread (-mat_gpumats_upload_threads 1);
+#   4b. examples/values_update on the same matrix: VALUES_UPDATES (5) updates of its values in the
+#      same pattern, per update aijcusparse's assembly and values copy against ours (values only, and
+#      rebuilt in full), and ||A 1|| the same for every type;
 #   5. build/bin/bench -matrix poisson7 -n N: conv(ms) = MatConvert + MatSetFromOptions + the first
 #      MatMult for every type (a MatDuplicate on the host included for each, aijcusparse's copy in
 #      its first MatMult), without -log_view (no synchronisation between build steps).
@@ -114,6 +117,46 @@ if ! skipped ex45; then
   echo "# use, here PCJacobi's MatGetDiagonal) MatAssemblyEnd + <FORMAT>Convert. ex45 assembles twice (DMCreateMatrix's zeros, then its"
   echo "# values): a copy built at assembly is built twice, one built at first use once."
   echo "# The format lines of -ksp_view_mat are in $OUT/ex45-<type>.log"
+fi
+
+# --- 4b. values_update: new values in the same pattern ------------------------------------------
+# examples/values_update.c: the ex45 matrix (N^3) assembled and multiplied once, then new values set
+# with MatSetValues, assembled and multiplied VALUES_UPDATES times (default 5). Per update, from the
+# stage "Updates" of -log_view: aijcusparse's MatAssemblyEnd + MatCUSPARSCopyTo (its values copy, at
+# the product), ours MatAssemblyEnd (the update inside: GpuMatsValues with -mat_gpumats_values_update
+# auto, <FORMAT>Convert with rebuild); first: the same for the stage "First build"; ||A 1|| must be
+# the same for every run.
+# "seconds/count" of event $3 in stage $2 of log $1
+stage_event() { awk -v s="$2" -v e="$3" '/^--- Event Stage/ {in_s = index($0, ": " s) > 0} in_s && $1 == e {printf "%.4f/%d\n", $4, $2; found = 1} END {if (!found) print "-"}' "$1" | tail -1; }
+if ! skipped values; then
+  K=${VALUES_UPDATES:-5}
+  make -j"$(nproc)" build/bin/values_update >>"$OUT/build.log" 2>&1 || echo "not ok values_update: build (see $OUT/build.log)"
+  echo "# values_update ${N}^3, $K updates of the values, -log_view (seconds per update; first: the first build)"
+  printf "%-22s %10s %10s %10s %10s %12s %10s %18s\n" type AssemblyEnd CopyToGPU Values Convert "per update" first "||A 1||" | tee "$OUT/values-summary.txt"
+  norm_ref=
+  for spec in aijcusparse $(for t in $TYPES; do echo $t:auto $t:rebuild; done); do
+    t=${spec%:*}
+    extra=
+    [ "$t" != aijcusparse ] && extra="-mat_gpumats_values_update ${spec#*:}"
+    log=$OUT/values-${spec/:/-}.log
+    if ! build/bin/values_update -dll_append "$PWD/lib/libpetscgpumats.so" -n $N -updates $K -mat_type $t $extra -log_view -log_view_gpu_time >"$log" 2>&1; then
+      fail=$((fail + 1))
+      echo "not ok values/$spec: exit (see $log)"
+      continue
+    fi
+    fmt=$(echo "${t%cuda}" | tr a-z A-Z)
+    asm=$(stage_event "$log" Updates MatAssemblyEnd)
+    copy=$(stage_event "$log" Updates MatCUSPARSCopyTo)
+    vals=$(stage_event "$log" Updates GpuMatsValues)
+    conv=$(stage_event "$log" Updates "${fmt}Convert")
+    per=$(awk -v a="$(seconds "$asm")" -v c="$(seconds "$copy")" -v k=$K 'BEGIN {printf "%.4f", (a + c) / k}')
+    first=$(awk -v a="$(seconds "$(stage_event "$log" "First build" MatAssemblyEnd)")" -v c="$(seconds "$(stage_event "$log" "First build" MatCUSPARSCopyTo)")" 'BEGIN {printf "%.4f", a + c}')
+    norm=$(sed -n 's/^||A 1|| after the last update: //p' "$log")
+    [ -z "$norm_ref" ] && norm_ref=$norm
+    if [ -n "$norm" ] && [ "$norm" = "$norm_ref" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "not ok values/$spec: ||A 1|| $norm, aijcusparse's $norm_ref"; fi
+    printf "%-22s %10s %10s %10s %10s %12s %10s %18s\n" "$spec" "$asm" "$copy" "$vals" "$conv" "$per" "$first" "$norm" | tee -a "$OUT/values-summary.txt"
+  done
+  echo "# seconds/calls in the stage Updates; per update: (MatAssemblyEnd + MatCUSPARSCopyTo) / $K; :auto, :rebuild: -mat_gpumats_values_update"
 fi
 
 # --- 5. bench: conversion + first MatMult --------------------------------------------------------
