@@ -519,10 +519,7 @@ if ! skipped options; then
     # same-pattern changes (-mat_gpumats_values_update): in -help, in -mat_view on one and two
     # ranks (ex2 assembles once: one conversion per copy), and a bad value names the choices
     expect_output "help-lists-values-update/$t" "mat_gpumats_values_update" "${EX2[@]}" -mat_type "$t" -help
-    case $t in # the default: rebuild on the GPU, values only on the host (DefaultValuesUpdate)
-      *cuda) vu_default="converted in full (-mat_gpumats_values_update rebuild)" ;;
-      *) vu_default="values only (-mat_gpumats_values_update auto)" ;;
-    esac
+    vu_default="values only (-mat_gpumats_values_update auto)" # the default of every type (kDefaultValuesUpdate)
     expect_output "values-update-view/$t" "same-pattern changes: $vu_default; so far 1 full conversion, 0 values-only" \
       "${EX2[@]}" -mat_type "$t" -mat_view ::ascii_info
     expect_output "values-update-view/$t rebuild np=2" "same-pattern changes: converted in full (-mat_gpumats_values_update rebuild); so far 4 full conversions" \

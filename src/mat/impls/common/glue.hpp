@@ -449,14 +449,15 @@ inline bool UseExplicitTranspose(TransposeMode mode, bool form_explicit_transpos
 // (-mat_gpumats_values_update): auto refills their values only (FormatOperator::update_values);
 // rebuild converts them in full, as a change of pattern does.
 enum class ValuesUpdate { kAuto = 0, kRebuild = 1 };
-// The default of -mat_gpumats_values_update: rebuild for GPU copies, auto for host ones. Measured
-// on the H200 (SOLVERBENCH_SIZE=large, snes ex19 513^2, 3 Newton steps, sellpcuda): the 16 full
-// conversions on the GPU took 0.058 s, the 18 values-only updates 0.232 s (the first on each
-// matrix making its slot maps, a second conversion of the block plus host staging: for ksp ex56
-// -ne 59's matrix 0.40 s against 0.088 s for its conversion), against aijcusparse's 20 value copies in
-// 0.107 s. A GPU conversion costs one upload of the CSR and a few ms of kernels, a values-only
-// update an upload of the values, a gather and a synchronisation: too close to pay for slot maps.
-inline ValuesUpdate DefaultValuesUpdate(bool device) { return device ? ValuesUpdate::kRebuild : ValuesUpdate::kAuto; }
+// The default of -mat_gpumats_values_update: auto, for GPU copies as for host ones. Measured on
+// the H200 (examples/values_update, ksp ex45 200^3's matrix, 56M nonzeros, set again with
+// MatSetValues; tests/gpu/build_check.sh): per update, aijcusparse's values copy 0.054 s; a full
+// conversion on the GPU 0.036 s; a values-only update 0.024 s, and 0.042 s for the first one,
+// which makes the slot maps (their slot build writes its values on the GPU into an upload of the
+// structure). GPU copies defaulted to rebuild while that slot build ran on the host (a slot CSR
+// set there and uploaded whole: ksp ex56 -ne 59's first update 0.40 s against 0.088 s for a
+// conversion).
+constexpr ValuesUpdate kDefaultValuesUpdate = ValuesUpdate::kAuto;
 const char *ValuesUpdateName(ValuesUpdate m); // "auto", "rebuild"
 // When a final assembly brings the format copies up to date (-mat_gpumats_build_at): inside
 // MatAssemblyEnd (assembly), or at the first use after it (use: a product, MatGetDiagonal, a view),

@@ -519,7 +519,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   auto *d   = new MpiData;
   d->info   = &f;
   d->device = device;
-  d->values_update = DefaultValuesUpdate(device);
+  d->values_update = kDefaultValuesUpdate;
   d->proto  = f.make();
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<MpiKind>, ConvertBack<MpiKind>));
   PetscCall(InstallCOO(A, true)); // plain blocks after COO preallocation; device values (coo.cxx)

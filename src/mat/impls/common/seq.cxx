@@ -243,7 +243,7 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   auto *d   = new SeqData;
   d->info   = &f;
   d->device = device;
-  d->values_update = DefaultValuesUpdate(device);
+  d->values_update = kDefaultValuesUpdate;
   d->op     = f.make();
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<SeqKind>, ConvertBack<SeqKind>));
   PetscCall(InstallCOO(A, false)); // device values for the GPU types (coo.cxx)

@@ -68,7 +68,7 @@ struct TypeData {
   bool             valid = false, from_assembly = false;
   Staging          stage;
   TransposeMode    transpose = TransposeMode::kAuto; // -mat_gpumats_transpose
-  ValuesUpdate     values_update = ValuesUpdate::kAuto; // -mat_gpumats_values_update (DefaultValuesUpdate at creation)
+  ValuesUpdate     values_update = ValuesUpdate::kAuto; // -mat_gpumats_values_update (kDefaultValuesUpdate at creation)
   BuildAt          build_at = kDefaultBuildAt;          // -mat_gpumats_build_at
   UpdateCounts     updates;                             // of the format copies, for MatGpuMatsGetUpdateCounts and -mat_view
   // the aijcusparse copy of a GPU Seq matrix that cuSPARSE products and factorizations work on

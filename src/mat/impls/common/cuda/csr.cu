@@ -139,6 +139,22 @@ DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, std::int64_t nnz, SlotValu
 }
 
 template <class V, class I>
+DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, UploadSlotValues, void *stream) : nrows_(A.nrows), ncols_(A.ncols), nnz_(A.nnz()), stream_(stream)
+{
+  base_ = A.row_ptr ? std::int64_t(A.row_ptr[0]) : 0;
+  row_ptr_.resize(std::size_t(nrows_ + 1) * sizeof(I));
+  if (A.row_ptr) copy_to_device(row_ptr_.get(), A.row_ptr, std::size_t(nrows_ + 1) * sizeof(I), stream);
+  else check(cudaMemsetAsync(row_ptr_.get(), 0, sizeof(I), static_cast<cudaStream_t>(stream)), "cudaMemsetAsync");
+  if (nnz_) {
+    col_.resize(std::size_t(nnz_) * sizeof(I));
+    val_.resize(std::size_t(nnz_) * sizeof(V));
+    copy_to_device(col_.get(), A.col_ind + base_, std::size_t(nnz_) * sizeof(I), stream);
+    slot_values_kernel<V><<<unsigned((nnz_ + kThreads - 1) / kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(val_.as<V>(), nnz_);
+    check_launch("slot values kernel");
+  }
+}
+
+template <class V, class I>
 const std::int32_t *DeviceCsr<V, I>::row_lengths() const
 {
   if (nrows_ && !lengths_.get()) {

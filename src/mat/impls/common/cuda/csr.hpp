@@ -50,6 +50,10 @@ public:
   // (core/values.hpp) written on the GPU: val[k] = k + 1. A.val is not read.
   struct SlotValues {};
   DeviceCsr(const CsrView<V, I, I> &A, std::int64_t nnz, SlotValues, void *stream);
+  // A's structure, on the host, uploaded as by the first constructor, with the values of a slot
+  // build written on the GPU (entry j of the host CSR gets j - row_ptr[0] + 1). A.val is not read.
+  struct UploadSlotValues {};
+  DeviceCsr(const CsrView<V, I, I> &A, UploadSlotValues, void *stream);
 
   std::int64_t nrows() const { return nrows_; }
   std::int64_t ncols() const { return ncols_; }
