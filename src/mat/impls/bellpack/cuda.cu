@@ -37,23 +37,17 @@ using cuda::LoadPolicy;
 
 namespace {
 
+// The walk over the slots k = k0, k0 + step, ... of one block row, whose first slot's block column
+// is at bc and its values from v on (a partition of R block rows). Forward: acc[a] += row a of the
+// block row times x. Transposed: each block times the block row's entries of alpha*x (xr), its c
+// sums added into out with one atomicAdd each. One thread per block row walks every slot (k0 0,
+// step 1); the lanes of a wide kernel every T-th.
 template <class V, int BR, int BC, LoadPolicy P>
-__global__ void spmv_kernel(std::int64_t block_rows, std::int64_t nrows, std::int64_t ncols, const std::int32_t *__restrict__ part_ptr,
-                            const std::int32_t *__restrict__ bcol, const V *__restrict__ val, const std::int32_t *__restrict__ perm,
-                            const V *__restrict__ x, Epilogue<V> ep)
+__device__ __forceinline__ void walk_row(const std::int32_t *bc, const V *v, std::int32_t width, std::int32_t k0, std::int32_t step, std::int64_t R,
+                                         std::int64_t ncols, const V *__restrict__ x, V (&acc)[BR])
 {
-  constexpr int      RC  = BR * BC;
-  const int          R   = blockDim.x, i = threadIdx.x;
-  const std::int64_t q   = blockIdx.x, pos = q * R + i;
-  if (pos >= block_rows) return;
-  const std::int32_t  first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
-  const std::int32_t *bc    = bcol + first + i;
-  const V            *v     = val + std::int64_t(first) * RC + i;
-
-  V acc[BR];
-#pragma unroll
-  for (int a = 0; a < BR; ++a) acc[a] = V(0);
-  for (std::int32_t k = 0; k < width; ++k) {
+  constexpr int RC = BR * BC;
+  for (std::int32_t k = k0; k < width; k += step) {
     const std::int32_t J = cuda::load_matrix<P>(bc + std::int64_t(k) * R);
     if (J == kPadBlock) break; // padding slots follow the real blocks of a row
     V xv[BC];
@@ -68,30 +62,13 @@ __global__ void spmv_kernel(std::int64_t block_rows, std::int64_t nrows, std::in
 #pragma unroll
       for (int b = 0; b < BC; ++b) acc[a] += cuda::load_matrix<P>(vk + (a * BC + b) * R) * xv[b];
   }
-  const std::int64_t I = perm[pos];
-#pragma unroll
-  for (int a = 0; a < BR; ++a)
-    if (I * BR + a < nrows) ep.apply(I * BR + a, acc[a]);
 }
-
 template <class V, int BR, int BC, LoadPolicy P>
-__global__ void spmv_transpose_kernel(std::int64_t block_rows, std::int64_t nrows, std::int64_t ncols, const std::int32_t *__restrict__ part_ptr,
-                                      const std::int32_t *__restrict__ bcol, const V *__restrict__ val, const std::int32_t *__restrict__ perm,
-                                      const V *__restrict__ x, V alpha, V *__restrict__ out)
+__device__ __forceinline__ void walk_row_transpose(const std::int32_t *bc, const V *v, std::int32_t width, std::int32_t k0, std::int32_t step,
+                                                   std::int64_t R, std::int64_t ncols, const V (&xr)[BR], V *__restrict__ out)
 {
-  constexpr int      RC  = BR * BC;
-  const int          R   = blockDim.x, i = threadIdx.x;
-  const std::int64_t q   = blockIdx.x, pos = q * R + i;
-  if (pos >= block_rows) return;
-  const std::int32_t  first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
-  const std::int32_t *bc    = bcol + first + i;
-  const V            *v     = val + std::int64_t(first) * RC + i;
-  const std::int64_t  I     = perm[pos];
-
-  V xr[BR];
-#pragma unroll
-  for (int a = 0; a < BR; ++a) xr[a] = I * BR + a < nrows ? alpha * cuda::load_x(x, std::uint32_t(I * BR + a)) : V(0); // rows past the matrix: fill
-  for (std::int32_t k = 0; k < width; ++k) {
+  constexpr int RC = BR * BC;
+  for (std::int32_t k = k0; k < width; k += step) {
     const std::int32_t J = cuda::load_matrix<P>(bc + std::int64_t(k) * R);
     if (J == kPadBlock) break; // padding slots follow the real blocks of a row
     const V *vk = v + std::int64_t(k) * RC * R;
@@ -105,6 +82,48 @@ __global__ void spmv_transpose_kernel(std::int64_t block_rows, std::int64_t nrow
     }
   }
 }
+// xr[a] = alpha * x[row a of block row I], 0 for rows past the matrix (fill)
+template <class V, int BR>
+__device__ __forceinline__ void block_row_x(std::int64_t I, std::int64_t nrows, const V *__restrict__ x, V alpha, V (&xr)[BR])
+{
+#pragma unroll
+  for (int a = 0; a < BR; ++a) xr[a] = I * BR + a < nrows ? alpha * cuda::load_x(x, std::uint32_t(I * BR + a)) : V(0);
+}
+
+template <class V, int BR, int BC, LoadPolicy P>
+__global__ void spmv_kernel(std::int64_t block_rows, std::int64_t nrows, std::int64_t ncols, const std::int32_t *__restrict__ part_ptr,
+                            const std::int32_t *__restrict__ bcol, const V *__restrict__ val, const std::int32_t *__restrict__ perm,
+                            const V *__restrict__ x, Epilogue<V> ep)
+{
+  const int          R = blockDim.x, i = threadIdx.x;
+  const std::int64_t q = blockIdx.x, pos = q * R + i;
+  if (pos >= block_rows) return;
+  const std::int32_t first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
+
+  V acc[BR];
+#pragma unroll
+  for (int a = 0; a < BR; ++a) acc[a] = V(0);
+  walk_row<V, BR, BC, P>(bcol + first + i, val + std::int64_t(first) * BR * BC + i, width, 0, 1, R, ncols, x, acc);
+  const std::int64_t I = perm[pos];
+#pragma unroll
+  for (int a = 0; a < BR; ++a)
+    if (I * BR + a < nrows) ep.apply(I * BR + a, acc[a]);
+}
+
+template <class V, int BR, int BC, LoadPolicy P>
+__global__ void spmv_transpose_kernel(std::int64_t block_rows, std::int64_t nrows, std::int64_t ncols, const std::int32_t *__restrict__ part_ptr,
+                                      const std::int32_t *__restrict__ bcol, const V *__restrict__ val, const std::int32_t *__restrict__ perm,
+                                      const V *__restrict__ x, V alpha, V *__restrict__ out)
+{
+  const int          R = blockDim.x, i = threadIdx.x;
+  const std::int64_t q = blockIdx.x, pos = q * R + i;
+  if (pos >= block_rows) return;
+  const std::int32_t first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
+
+  V xr[BR];
+  block_row_x<V, BR>(perm[pos], nrows, x, alpha, xr);
+  walk_row_transpose<V, BR, BC, P>(bcol + first + i, val + std::int64_t(first) * BR * BC + i, width, 0, 1, R, ncols, xr, out);
+}
 
 // The wide kernels (see the top of the file): T = 2^log_t threads per block row, the grid covering
 // block_rows * T threads in CUDA blocks of kWideBlock; a row's T lanes are consecutive lanes of
@@ -114,7 +133,6 @@ __global__ void spmv_wide_kernel(std::int64_t block_rows, std::int64_t nrows, st
                                  const std::int32_t *__restrict__ bcol, const V *__restrict__ val, const std::int32_t *__restrict__ perm,
                                  const V *__restrict__ x, Epilogue<V> ep)
 {
-  constexpr int      RC  = BR * BC;
   const std::int64_t g   = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int          T   = 1 << log_t, t = int(g & (T - 1));
   const std::int64_t pos = g >> log_t;
@@ -123,25 +141,9 @@ __global__ void spmv_wide_kernel(std::int64_t block_rows, std::int64_t nrows, st
 #pragma unroll
   for (int a = 0; a < BR; ++a) acc[a] = V(0);
   if (pos < block_rows) { // (no return before the shuffles: every lane of the warp takes part)
-    const std::int64_t  q     = pos / R, i = pos - q * R;
-    const std::int32_t  first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
-    const std::int32_t *bc    = bcol + first + i;
-    const V            *v     = val + std::int64_t(first) * RC + i;
-    for (std::int32_t k = t; k < width; k += T) {
-      const std::int32_t J = cuda::load_matrix<P>(bc + std::int64_t(k) * R);
-      if (J == kPadBlock) break; // padding slots follow the real blocks of a row
-      V xv[BC];
-#pragma unroll
-      for (int b = 0; b < BC; ++b) {
-        const std::int64_t col = std::int64_t(J) * BC + b;
-        xv[b]                  = col < ncols ? cuda::load_x(x, std::uint32_t(col)) : V(0);
-      }
-      const V *vk = v + std::int64_t(k) * RC * R;
-#pragma unroll
-      for (int a = 0; a < BR; ++a)
-#pragma unroll
-        for (int b = 0; b < BC; ++b) acc[a] += cuda::load_matrix<P>(vk + (a * BC + b) * R) * xv[b];
-    }
+    const std::int64_t q = pos / R, i = pos - q * R;
+    const std::int32_t first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
+    walk_row<V, BR, BC, P>(bcol + first + i, val + std::int64_t(first) * BR * BC + i, width, t, T, R, ncols, x, acc);
   }
   for (int s = T >> 1; s > 0; s >>= 1)
 #pragma unroll
@@ -158,33 +160,16 @@ __global__ void spmv_transpose_wide_kernel(std::int64_t block_rows, std::int64_t
                                            const std::int32_t *__restrict__ part_ptr, const std::int32_t *__restrict__ bcol, const V *__restrict__ val,
                                            const std::int32_t *__restrict__ perm, const V *__restrict__ x, V alpha, V *__restrict__ out)
 {
-  constexpr int      RC  = BR * BC;
   const std::int64_t g   = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int          T   = 1 << log_t, t = int(g & (T - 1));
   const std::int64_t pos = g >> log_t;
   if (pos >= block_rows) return;
-  const std::int64_t  q     = pos / R, i = pos - q * R;
-  const std::int32_t  first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
-  const std::int32_t *bc    = bcol + first + i;
-  const V            *v     = val + std::int64_t(first) * RC + i;
-  const std::int64_t  I     = perm[pos];
+  const std::int64_t q = pos / R, i = pos - q * R;
+  const std::int32_t first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
 
   V xr[BR];
-#pragma unroll
-  for (int a = 0; a < BR; ++a) xr[a] = I * BR + a < nrows ? alpha * cuda::load_x(x, std::uint32_t(I * BR + a)) : V(0);
-  for (std::int32_t k = t; k < width; k += T) {
-    const std::int32_t J = cuda::load_matrix<P>(bc + std::int64_t(k) * R);
-    if (J == kPadBlock) break;
-    const V *vk = v + std::int64_t(k) * RC * R;
-#pragma unroll
-    for (int b = 0; b < BC; ++b) {
-      const std::int64_t col = std::int64_t(J) * BC + b;
-      V                  sum = V(0);
-#pragma unroll
-      for (int a = 0; a < BR; ++a) sum += cuda::load_matrix<P>(vk + (a * BC + b) * R) * xr[a];
-      if (col < ncols) atomicAdd(out + col, sum);
-    }
-  }
+  block_row_x<V, BR>(perm[pos], nrows, x, alpha, xr);
+  walk_row_transpose<V, BR, BC, P>(bcol + first + i, val + std::int64_t(first) * BR * BC + i, width, t, T, R, ncols, xr, out);
 }
 
 constexpr int kWideBlock = 256; // threads per CUDA block of the wide kernels

@@ -94,18 +94,32 @@ void enter_step(BuildLog *log, BuildStep s, void *stream)
 }
 
 template <class V, class I>
-DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, void *stream) : nrows_(A.nrows), ncols_(A.ncols), nnz_(A.nnz()), stream_(stream)
+void DeviceCsr<V, I>::upload_structure(const CsrView<V, I, I> &A)
 {
   base_ = A.row_ptr ? std::int64_t(A.row_ptr[0]) : 0; // also without rows: the offsets kernels read row_ptr[0]
   row_ptr_.resize(std::size_t(nrows_ + 1) * sizeof(I));
-  if (A.row_ptr) copy_to_device(row_ptr_.get(), A.row_ptr, std::size_t(nrows_ + 1) * sizeof(I), stream);
-  else check(cudaMemsetAsync(row_ptr_.get(), 0, sizeof(I), static_cast<cudaStream_t>(stream)), "cudaMemsetAsync"); // no rows, no array
+  if (A.row_ptr) copy_to_device(row_ptr_.get(), A.row_ptr, std::size_t(nrows_ + 1) * sizeof(I), stream_);
+  else check(cudaMemsetAsync(row_ptr_.get(), 0, sizeof(I), static_cast<cudaStream_t>(stream_)), "cudaMemsetAsync"); // no rows, no array
   if (nnz_) {
     col_.resize(std::size_t(nnz_) * sizeof(I));
     val_.resize(std::size_t(nnz_) * sizeof(V));
-    copy_to_device(col_.get(), A.col_ind + base_, std::size_t(nnz_) * sizeof(I), stream);
-    copy_to_device(val_.get(), A.val + base_, std::size_t(nnz_) * sizeof(V), stream);
+    copy_to_device(col_.get(), A.col_ind + base_, std::size_t(nnz_) * sizeof(I), stream_);
   }
+}
+
+template <class V, class I>
+void DeviceCsr<V, I>::write_slot_values()
+{
+  if (!nnz_) return;
+  slot_values_kernel<V><<<unsigned((nnz_ + kThreads - 1) / kThreads), kThreads, 0, static_cast<cudaStream_t>(stream_)>>>(val_.as<V>(), nnz_);
+  check_launch("slot values kernel");
+}
+
+template <class V, class I>
+DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, void *stream) : nrows_(A.nrows), ncols_(A.ncols), nnz_(A.nnz()), stream_(stream)
+{
+  upload_structure(A);
+  if (nnz_) copy_to_device(val_.get(), A.val + base_, std::size_t(nnz_) * sizeof(V), stream);
 }
 
 template <class V, class I>
@@ -132,26 +146,14 @@ template <class V, class I>
 DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, std::int64_t nnz, SlotValues, void *stream) : nrows_(A.nrows), ncols_(A.ncols), nnz_(nnz), stream_(stream)
 {
   copy_structure_on_device(A);
-  if (nnz_) {
-    slot_values_kernel<V><<<unsigned((nnz_ + kThreads - 1) / kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(val_.as<V>(), nnz_);
-    check_launch("slot values kernel");
-  }
+  write_slot_values();
 }
 
 template <class V, class I>
 DeviceCsr<V, I>::DeviceCsr(const CsrView<V, I, I> &A, UploadSlotValues, void *stream) : nrows_(A.nrows), ncols_(A.ncols), nnz_(A.nnz()), stream_(stream)
 {
-  base_ = A.row_ptr ? std::int64_t(A.row_ptr[0]) : 0;
-  row_ptr_.resize(std::size_t(nrows_ + 1) * sizeof(I));
-  if (A.row_ptr) copy_to_device(row_ptr_.get(), A.row_ptr, std::size_t(nrows_ + 1) * sizeof(I), stream);
-  else check(cudaMemsetAsync(row_ptr_.get(), 0, sizeof(I), static_cast<cudaStream_t>(stream)), "cudaMemsetAsync");
-  if (nnz_) {
-    col_.resize(std::size_t(nnz_) * sizeof(I));
-    val_.resize(std::size_t(nnz_) * sizeof(V));
-    copy_to_device(col_.get(), A.col_ind + base_, std::size_t(nnz_) * sizeof(I), stream);
-    slot_values_kernel<V><<<unsigned((nnz_ + kThreads - 1) / kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(val_.as<V>(), nnz_);
-    check_launch("slot values kernel");
-  }
+  upload_structure(A);
+  write_slot_values();
 }
 
 template <class V, class I>

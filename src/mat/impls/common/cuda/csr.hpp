@@ -82,6 +82,10 @@ public:
 private:
   // row_ptr and col_ind of A (on the GPU already) copied device to device; val_ allocated, not filled
   void copy_structure_on_device(const CsrView<V, I, I> &A);
+  // row_ptr and col_ind of A (on the host) uploaded, base_ set; val_ allocated, not filled
+  void upload_structure(const CsrView<V, I, I> &A);
+  // val_[k] = k + 1: the values of a slot build (core/values.hpp)
+  void write_slot_values();
 
   std::int64_t         nrows_ = 0, ncols_ = 0, nnz_ = 0, base_ = 0;
   void                *stream_ = nullptr;
