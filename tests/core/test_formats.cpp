@@ -187,18 +187,25 @@ void run_all(const char *vname)
                                        [](const BM &M, const V *x, const Epilogue<V> &e) { bellpack::spmv(M, x, e); },
                                        [](const BM &M, const V *x, const Epilogue<V> &e) { bellpack::spmv_transpose(M, x, e); },
                                        [](const BM &M) { return bellpack::footprint(M); },
-                                       [](const BM &M) { return bytes_of(M.part_ptr) + bytes_of(M.block_col) + bytes_of(M.val) + bytes_of(M.row_perm); }};
+                                       [](const BM &M) {
+                                         return bytes_of(M.part_ptr) + bytes_of(M.block_col) + bytes_of(M.val) + bytes_of(M.row_perm) + bytes_of(M.dict) +
+                                                bytes_of(M.code8) + bytes_of(M.code16);
+                                       }};
   run_format<V>("cmrs", c, cmrs_sweep(), mats, true, vname);
   run_format<V>("sellp", s, sellp_sweep(), mats, true, vname);
   // the dictionary form (forced: every edge case has at most 65536 distinct values) on a reduced
   // sweep: the layout parameters are independent of how values are stored
   std::vector<sellp::Params> sd;
   for (const sellp::Params &p : sellp_sweep())
-    if (p.sigma == 1 || p.sigma == p.slice_height) sd.push_back({p.slice_height, p.threads_per_row, p.sigma, p.index, sellp::Values::kDictionary});
+    if (p.sigma == 1 || p.sigma == p.slice_height) sd.push_back({p.slice_height, p.threads_per_row, p.sigma, p.index, Values::kDictionary});
   run_format<V>("sellp-dictionary", s, sd, mats, true, vname);
   // block fill multiplies x entries by explicit zeros, so an Inf in x may reach a neighbour row
   // (or, with the transpose, a neighbour column)
   run_format<V>("bellpack", b, bellpack_sweep(std::is_same<V, double>::value), mats, false, vname);
+  // the dictionary form (forced), every block size at R = 32
+  std::vector<bellpack::Params> bd = bellpack_sweep(false);
+  for (bellpack::Params &p : bd) p.values = Values::kDictionary;
+  run_format<V>("bellpack-dictionary", b, bd, mats, false, vname);
 }
 
 // group_stats and stored_entries against the layouts from_csr builds
@@ -565,25 +572,63 @@ Csr<V> with_values(const Csr<double> &pattern, const std::vector<V> &values)
   return A;
 }
 
+// What the dictionary tests need of a format with a value dictionary: build in a value form, the
+// round trip, the products, the footprint, and the table the device encoder is given for a matrix
+// (SELL-P: the distinct values; BELLPACK: those and +0.0, which its fill and padding store).
+struct SellpDictionary {
+  using P = sellp::Params;
+  static constexpr const char *name = "sellp";
+  template <class V>
+  static auto build(const Csr<V> &A, P p, Values v)
+  {
+    p.values = v;
+    return sellp::from_csr(A.view(), p);
+  }
+  template <class M>
+  static auto to_csr(const M &m) { return sellp::to_csr(m); }
+  template <class M, class V>
+  static void mult(const M &m, bool trans, const V *x, const Epilogue<V> &ep) { trans ? sellp::spmv_transpose(m, x, ep) : sellp::spmv(m, x, ep); }
+  template <class M>
+  static Footprint footprint(const M &m) { return sellp::footprint(m); }
+  template <class V>
+  static std::vector<V> table(const Csr<V> &A) { return dictionary_table(A.val.data(), A.nnz()); }
+};
+struct BellpackDictionary {
+  using P = bellpack::Params;
+  static constexpr const char *name = "bellpack";
+  template <class V>
+  static auto build(const Csr<V> &A, P p, Values v)
+  {
+    p.values = v;
+    return bellpack::from_csr(A.view(), p);
+  }
+  template <class M>
+  static auto to_csr(const M &m) { return bellpack::to_csr(m); }
+  template <class M, class V>
+  static void mult(const M &m, bool trans, const V *x, const Epilogue<V> &ep) { trans ? bellpack::spmv_transpose(m, x, ep) : bellpack::spmv(m, x, ep); }
+  template <class M>
+  static Footprint footprint(const M &m) { return bellpack::footprint(m); }
+  template <class V>
+  static std::vector<V> table(const Csr<V> &A) { return with_zero(dictionary_table(A.val.data(), A.nnz())); }
+};
+
 // The dictionary form against the plain form of the same matrix: values back bit for bit, and
 // host products (forward and transposed, all epilogues) bitwise equal, the summation order being
 // the same. Returns "" or the reason.
-template <class V>
-std::string dictionary_vs_plain(const Csr<V> &A, sellp::Params p, int expect_code_bytes)
+template <class F, class V>
+std::string dictionary_vs_plain(const Csr<V> &A, const typename F::P &p, int expect_code_bytes)
 {
-  p.values         = sellp::Values::kPlain;
-  const auto P     = sellp::from_csr(A.view(), p);
-  p.values         = sellp::Values::kDictionary;
-  const auto D     = sellp::from_csr(A.view(), p);
+  const auto P = F::build(A, p, Values::kPlain);
+  const auto D = F::build(A, p, Values::kDictionary);
   if (D.code_bytes != expect_code_bytes) return "code bytes " + std::to_string(D.code_bytes) + ", expected " + std::to_string(expect_code_bytes);
   if (D.values_compressed() != (expect_code_bytes != 0) || (expect_code_bytes && !D.val.empty())) return "values_compressed/val inconsistent";
-  if (!same_bits(sellp::to_csr(D).val, A.val)) return "round trip changes value bits";
+  if (!same_bits(F::to_csr(D).val, A.val)) return "round trip changes value bits";
   // the table the device encoder is given (sorted by bit pattern) is the host's
-  if (expect_code_bytes && !same_bits(sellp::dictionary_table(A.val.data(), A.nnz()), D.dict)) return "dictionary_table differs from the host's table";
-  if (!expect_code_bytes && !sellp::dictionary_table(A.val.data(), A.nnz()).empty()) return "dictionary_table of too many values is not empty";
+  if (expect_code_bytes && !same_bits(F::table(A), D.dict)) return "the device's table differs from the host's";
+  if (!expect_code_bytes && !F::table(A).empty()) return "the table of too many values is not empty";
   for (std::size_t k = 1; k < D.dict.size(); ++k)
-    if (!(sellp::value_bits(D.dict[k - 1]) < sellp::value_bits(D.dict[k]))) return "table not sorted by bit pattern";
-  const Footprint fp = sellp::footprint(D), fq = sellp::footprint(P);
+    if (!(value_bits(D.dict[k - 1]) < value_bits(D.dict[k]))) return "table not sorted by bit pattern";
+  const Footprint fp = F::footprint(D), fq = F::footprint(P);
   if (fp.index_bytes != fq.index_bytes) return "index bytes differ";
   if (expect_code_bytes && fp.value_bytes != expect_code_bytes * D.stored() + std::int64_t(sizeof(V) * D.dict.size())) return "value bytes miscounted";
   for (const bool trans : {false, true}) {
@@ -591,15 +636,55 @@ std::string dictionary_vs_plain(const Csr<V> &A, sellp::Params p, int expect_cod
     const std::vector<V> x = testmat::random_vector<V>(m, 5), y0 = testmat::random_vector<V>(n, 6);
     for (const double beta : {0.0, -0.5}) {
       std::vector<V> a = y0, b = y0;
-      auto           go = [&](const sellp::Matrix<V> &M, std::vector<V> &y) {
-        const Epilogue<V> ep{V(1.5), V(beta), y.data(), y.data()};
-        trans ? sellp::spmv_transpose(M, x.data(), ep) : sellp::spmv(M, x.data(), ep);
-      };
+      auto           go = [&](const auto &M, std::vector<V> &y) { F::mult(M, trans, x.data(), Epilogue<V>{V(1.5), V(beta), y.data(), y.data()}); };
       go(P, a), go(D, b);
       if (!same_bits(a, b)) return std::string(trans ? "transpose " : "") + "product differs from the plain form's";
     }
   }
   return "";
+}
+
+// BELLPACK's bounds: its table holds the matrix's values and +0.0, so a matrix of k distinct
+// nonzero values needs k + 1 entries (255 -> 1-byte codes, 256 -> 2-byte, 65535 -> 2-byte,
+// 65536 -> plain); with an explicit zero among the values, no more than k.
+template <class V>
+void bellpack_dictionary_values(const char *vname)
+{
+  const std::string pre = std::string("bellpack-dictionary/") + vname + "/";
+  const Csr<double> pat = testmat::random_matrix(20000, 20000, 8, 0.05, 17);
+  for (const auto &c : std::vector<std::pair<std::int64_t, int>>{{1, 1}, {255, 1}, {256, 2}, {65535, 2}, {65536, 0}}) {
+    std::vector<V> vals;
+    for (std::int64_t k = 0; k < c.first; ++k) vals.push_back(V(1) + V(k) / V(65536 * 4));
+    for (const bellpack::Params p : {bellpack::Params{1, 1, 32}, bellpack::Params{3, 2, 128}}) {
+      const std::string why = dictionary_vs_plain<BellpackDictionary>(with_values(pat, vals), p, c.second);
+      check::record(why.empty(), pre + std::to_string(c.first) + "-distinct/" + std::to_string(p.r) + "x" + std::to_string(p.c), why);
+    }
+  }
+  {
+    std::vector<V> vals;
+    for (int k = 0; k < 256; ++k) vals.push_back(V(k)); // 0 among them: 256 entries, 1-byte codes
+    const std::string why = dictionary_vs_plain<BellpackDictionary>(with_values(pat, vals), bellpack::Params{2, 2, 32}, 1);
+    check::record(why.empty(), pre + "explicit-zero-256", why);
+  }
+  // -0.0 is not +0.0: the fill's +0.0 is an entry of its own
+  {
+    const Csr<V> A = with_values(testmat::random_matrix(50, 50, 6, 0.1, 3), std::vector<V>{-V(0), V(2)});
+    const auto   D = BellpackDictionary::build(A, bellpack::Params{2, 2, 32}, Values::kDictionary);
+    check::record(D.code_bytes == 1 && D.dict.size() == 3 && same_bits(bellpack::to_csr(D).val, A.val), pre + "negative-zero-exact", "table of " + std::to_string(D.dict.size()));
+  }
+  // auto: a 3x3-block stencil of few values is compressed, general values are not
+  {
+    Csr<V> S = testmat::cast<V>(testmat::block_chain(400, 3));
+    for (std::size_t k = 0; k < S.val.size(); ++k) S.val[k] = V(int(k % 3) - 1);
+    const auto a = BellpackDictionary::build(S, bellpack::Params{3, 3, 32}, Values::kAuto);
+    check::record(a.code_bytes == 1 && a.dict.size() == 3, pre + "auto-compresses-block-stencil", "code bytes " + std::to_string(a.code_bytes));
+    const Csr<V> R = testmat::cast<V>(testmat::random_matrix(20000, 20000, 8, 0, 4));
+    check::record(!BellpackDictionary::build(R, bellpack::Params{1, 1, 32}, Values::kAuto).values_compressed(), pre + "auto-declines-general-values");
+    Csr<V> Z = S;
+    Z.row_ptr.assign(std::size_t(Z.nrows + 1), 0), Z.col_ind.clear(), Z.val.clear();
+    check::record(!BellpackDictionary::build(Z, bellpack::Params{3, 3, 32}, Values::kDictionary).values_compressed(), pre + "no-entries-stay-plain");
+  }
+  expect_error(pre + "bad-mode", [] { bellpack::check_params(bellpack::Params{2, 2, 32, 0, Values(7)}); }, "value form");
 }
 
 template <class V>
@@ -613,9 +698,9 @@ void dictionary_values(const char *vname)
     std::vector<V> vals;
     for (std::int64_t k = 0; k < c.first; ++k) vals.push_back(V(1) + V(k) / V(65536 * 4)); // distinct in float too
     const Csr<V>      A   = with_values(pat, vals);
-    const std::string why = dictionary_vs_plain(A, sellp::Params{32, 1, 1, sellp::Index::k16_if_possible}, c.second);
+    const std::string why = dictionary_vs_plain<SellpDictionary>(A, sellp::Params{32, 1, 1, sellp::Index::k16_if_possible}, c.second);
     check::record(why.empty(), pre + std::to_string(c.first) + "-distinct", why);
-    check::record(sellp::count_distinct(A.val.data(), A.nnz(), sellp::kMaxDictionary) == std::min(c.first, sellp::kMaxDictionary + 1),
+    check::record(count_distinct(A.val.data(), A.nnz(), kMaxDictionary) == std::min(c.first, kMaxDictionary + 1),
                   pre + std::to_string(c.first) + "-counted");
   }
   // bit patterns, not ==: -0.0 and 0.0 are two codes, NaN payloads and infinities survive
@@ -626,7 +711,7 @@ void dictionary_values(const char *vname)
     reinterpret_cast<unsigned char *>(&nan2)[0] ^= 0x5; // another payload
     vals.push_back(nan2);
     const Csr<V> A = with_values(testmat::random_matrix(50, 50, 6, 0.1, 3), vals);
-    const auto   D = sellp::from_csr(A.view(), sellp::Params{4, 2, 1, sellp::Index::k32, sellp::Values::kDictionary});
+    const auto   D = sellp::from_csr(A.view(), sellp::Params{4, 2, 1, sellp::Index::k32, Values::kDictionary});
     check::record(D.code_bytes == 1 && D.dict.size() == vals.size() && same_bits(sellp::to_csr(D).val, A.val), pre + "special-values-exact",
                   "table of " + std::to_string(D.dict.size()));
   }
@@ -642,13 +727,13 @@ void dictionary_values(const char *vname)
     std::string  why;
     for (const sellp::Params &p : sellp_sweep())
       if (why.empty()) {
-        why = dictionary_vs_plain(A, p, 1);
+        why = dictionary_vs_plain<SellpDictionary>(A, p, 1);
         if (!why.empty()) why = describe(p) + ": " + why;
       }
     check::record(why.empty(), pre + "empty-dense-short-rows", why);
     Csr<V> Z = testmat::cast<V>(E);
     Z.row_ptr.assign(6, 0), Z.col_ind.clear(), Z.val.clear(); // no entries: nothing to compress
-    check::record(!sellp::from_csr(Z.view(), sellp::Params{8, 1, 1, sellp::Index::k32, sellp::Values::kDictionary}).values_compressed(), pre + "no-entries-stay-plain");
+    check::record(!sellp::from_csr(Z.view(), sellp::Params{8, 1, 1, sellp::Index::k32, Values::kDictionary}).values_compressed(), pre + "no-entries-stay-plain");
   }
   // auto: a 5-point stencil (3 values) is compressed; a small matrix whose table would cost more
   // than the codes save stays plain, as does one of general values
@@ -656,18 +741,18 @@ void dictionary_values(const char *vname)
     Csr<V> S = testmat::cast<V>(testmat::poisson2d(60)); // its values are random: set the stencil's
     for (std::int64_t i = 0; i < S.nrows; ++i)
       for (std::int32_t k = S.row_ptr[i]; k < S.row_ptr[i + 1]; ++k) S.val[k] = S.col_ind[k] == i ? V(4) : V(-1);
-    const auto   a = sellp::from_csr(S.view(), sellp::Params{32, 1, 1, sellp::Index::k32, sellp::Values::kAuto});
+    const auto   a = sellp::from_csr(S.view(), sellp::Params{32, 1, 1, sellp::Index::k32, Values::kAuto});
     check::record(a.code_bytes == 1 && a.dict.size() == 2 && sellp::footprint(a).value_bytes == a.stored() + 2 * std::int64_t(sizeof(V)),
                   pre + "auto-compresses-stencil", "code bytes " + std::to_string(a.code_bytes));
     std::vector<V> vals;
     for (int k = 0; k < 200; ++k) vals.push_back(V(k + 1));
     const Csr<V> T = with_values(testmat::random_matrix(40, 40, 5, 0, 9), vals);
-    check::record(T.nnz() <= 200 && !sellp::from_csr(T.view(), sellp::Params{8, 1, 1, sellp::Index::k32, sellp::Values::kAuto}).values_compressed(),
+    check::record(T.nnz() <= 200 && !sellp::from_csr(T.view(), sellp::Params{8, 1, 1, sellp::Index::k32, Values::kAuto}).values_compressed(),
                   pre + "auto-declines-when-table-dominates");
     const Csr<V> R = testmat::cast<V>(testmat::random_matrix(20000, 20000, 8, 0, 4));
-    check::record(!sellp::from_csr(R.view(), sellp::Params{32, 1, 1, sellp::Index::k32, sellp::Values::kAuto}).values_compressed(), pre + "auto-declines-general-values");
+    check::record(!sellp::from_csr(R.view(), sellp::Params{32, 1, 1, sellp::Index::k32, Values::kAuto}).values_compressed(), pre + "auto-declines-general-values");
   }
-  expect_error(pre + "bad-mode", [] { sellp::check_params(sellp::Params{8, 1, 1, sellp::Index::k32, sellp::Values(7)}); }, "value form");
+  expect_error(pre + "bad-mode", [] { sellp::check_params(sellp::Params{8, 1, 1, sellp::Index::k32, Values(7)}); }, "value form");
 }
 
 // The SpMV kernel is a parameter of the copy, not of its layout: every kernel's conversion stores
@@ -722,6 +807,8 @@ int main()
   value_update_limits();
   dictionary_values<double>("double");
   dictionary_values<float>("float");
+  bellpack_dictionary_values<double>("double");
+  bellpack_dictionary_values<float>("float");
   bad_input();
   group_statistics();
   cmrs_kernels();

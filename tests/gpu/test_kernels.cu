@@ -302,9 +302,9 @@ bool sellp_dictionary_case(const Csr<V> &A0, sellp::Params p, std::int64_t disti
 {
   Csr<V> A = A0;
   for (std::size_t k = 0; k < A.val.size(); ++k) A.val[k] = A0.val[k % std::size_t(distinct)];
-  p.values      = sellp::Values::kPlain;
+  p.values      = Values::kPlain;
   const auto Hp = sellp::from_csr(A.view(), p);
-  p.values      = sellp::Values::kDictionary;
+  p.values      = Values::kDictionary;
   const auto H  = sellp::from_csr(A.view(), p);
   if (A.nnz() && !H.values_compressed()) return why = "not compressed", false;
   auto       up = sellp::to_device(H);
@@ -318,7 +318,7 @@ bool sellp_dictionary_case(const Csr<V> &A0, sellp::Params p, std::int64_t disti
   // the glue's path: converted on the device, then encoded there against the sorted table
   if (A.nnz()) {
     auto       conv = sellp::build_on_device(A.view(), p);
-    sellp::encode_values(*conv, sellp::dictionary_table(A.val.data(), A.nnz()));
+    sellp::encode_values(*conv, dictionary_table(A.val.data(), A.nnz()));
     const auto C    = sellp::download(*conv);
     if (!conv->values_compressed() || C.code_bytes != H.code_bytes || C.code8 != H.code8 || C.code16 != H.code16 || !bits_equal(C.dict, H.dict) ||
         C.col_ind != H.col_ind || C.col_delta != H.col_delta)
@@ -943,12 +943,12 @@ void dictionary_table_device(const char *vname)
   cases.push_back(std::make_pair(std::string("general values"), testmat::random_vector<V>(1 << 20, 11)));
   for (const auto &c : cases) {
     const std::int64_t n = std::int64_t(c.second.size());
-    for (std::int64_t limit : {sellp::kMaxDictionary, std::int64_t(3)}) {
+    for (std::int64_t limit : {kMaxDictionary, std::int64_t(3)}) {
       DeviceArray<V>       d(c.second);
       std::int64_t         count = -1;
       const std::vector<V> table = cuda::distinct_values(d.p, n, limit, &count, nullptr);
-      const std::int64_t   host_count = sellp::count_distinct(c.second.data(), n, limit);
-      std::vector<V>       host_table = sellp::dictionary_table(c.second.data(), n);
+      const std::int64_t   host_count = count_distinct(c.second.data(), n, limit);
+      std::vector<V>       host_table = dictionary_table(c.second.data(), n);
       if (std::int64_t(host_table.size()) > limit) host_table.clear();
       const std::string name = std::string("sellp-dictionary-table/") + vname + "/" + c.first + "/limit " + std::to_string(limit);
       check::record(count == host_count && bits_equal(table, host_table), name,
@@ -965,11 +965,11 @@ void dictionary_table_device(const char *vname)
     A.val             = v;
     for (std::int32_t i = 0; i < std::int32_t(v.size()); ++i) A.col_ind.push_back(i), A.row_ptr.push_back(i + 1);
     const cuda::DeviceCsr<V, std::int32_t> up(A.view(), nullptr);
-    const std::vector<V>                   host = sellp::dictionary_table(v.data(), std::int64_t(v.size()));
+    const std::vector<V>                   host = dictionary_table(v.data(), std::int64_t(v.size()));
     std::int64_t                           c1 = -1, c2 = -1, c3 = -1;
-    const std::vector<V>                   t1 = up.distinct_values(sellp::kMaxDictionary, &c1);
+    const std::vector<V>                   t1 = up.distinct_values(kMaxDictionary, &c1);
     const std::vector<V>                   t2 = up.distinct_values(3, &c2);
-    const std::vector<V>                   t3 = up.distinct_values(sellp::kMaxDictionary, &c3);
+    const std::vector<V>                   t3 = up.distinct_values(kMaxDictionary, &c3);
     check::record(c1 == 257 && bits_equal(t1, host) && c2 == 4 && t2.empty() && c3 == 257 && bits_equal(t3, host),
                   std::string("sellp-dictionary-table/") + vname + "/kept with the upload",
                   "counts " + std::to_string(c1) + ", " + std::to_string(c2) + ", " + std::to_string(c3) + " (expected 257, 4, 257)");

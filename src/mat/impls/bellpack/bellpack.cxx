@@ -14,17 +14,24 @@ namespace {
 
 struct BellpackTraits {
   // partition_rows 0: chosen per matrix by the execution-time model (tuning.hpp)
+  // Values plain by default, as SELL-P's (sellp.cxx says why); -mat_bellpack_values
+  // dictionary|auto opt in, and autocuda weighs the dictionary (allow_compressed_values).
+  // core.values is then kPlain or kDictionary; `mode` and `dict_entries` remember why, for -mat_view.
   struct Params {
     bellpack::Params core{1, 1, 0};
     bool             block_set = false; // false: take the block size of the Mat (MatSetBlockSize, DMDA dof)
     bool             partition_set = false; // R given by the user
+    Values           mode          = Values::kPlain; // as asked with -mat_bellpack_values
+    std::int64_t     dict_entries  = -1;             // table entries found by resolve, +0.0 included (-1: not counted)
   };
   using Matrix = bellpack::Matrix<Scalar>;
 
   static PetscErrorCode options(OptionItems PetscOptionsObject, MPI_Comm comm, Params &p, PetscBool *changed)
   {
-    PetscInt  rc[2] = {p.core.r, p.core.c}, n = 2, R = p.core.partition_rows, T = p.core.row_threads;
-    PetscBool set_rc, set_R, set_T;
+    PetscInt    rc[2] = {p.core.r, p.core.c}, n = 2, R = p.core.partition_rows, T = p.core.row_threads;
+    PetscBool   set_rc, set_R, set_T;
+    const char *values[] = {"plain", "dictionary", "auto"}; // the order of Values
+    PetscInt    vx       = PetscInt(p.mode);
 
     PetscFunctionBegin;
     PetscCall(PetscOptionsIntArray("-mat_bellpack_block_size", "Dense block size r,c (1-8 each; one value for square blocks); default: the matrix block size",
@@ -34,6 +41,10 @@ struct BellpackTraits {
     PetscCall(PetscOptionsInt("-mat_bellpack_row_threads",
                               "GPU kernel: threads per block row, a power of two 1-32 (0: chosen at each product from the number of block rows and the longest)",
                               "MATBELLPACK", T, &T, &set_T));
+    PetscCall(PetscOptionsEList("-mat_bellpack_values",
+                                "Values: plain, dictionary (1- or 2-byte codes into a table of the distinct values, block fill's zero included, exact; plain when there are "
+                                "more than 65536), or auto (the dictionary where it also cuts the bytes of a product by 25%)",
+                                "MATBELLPACK", values, 3, values[vx], &vx, nullptr));
     PetscCheck(T >= 0 && T <= 32 && !(T & (T - 1)), comm, PETSC_ERR_ARG_OUTOFRANGE,
                "-mat_bellpack_row_threads %" PetscInt_FMT " is invalid: use a power of two from 1 to 32, or 0 to choose per product", T);
     if (set_rc && n == 1) rc[1] = rc[0];
@@ -47,8 +58,9 @@ struct BellpackTraits {
     q.core.partition_rows = int(R);
     q.partition_set       = R != 0;
     q.core.row_threads    = int(T);
+    q.mode                = Values(vx);
     *changed = (q.core.r != p.core.r || q.core.c != p.core.c || q.core.partition_rows != p.core.partition_rows || q.core.row_threads != p.core.row_threads ||
-                q.block_set != p.block_set)
+                q.block_set != p.block_set || q.mode != p.mode)
                  ? PETSC_TRUE
                  : PETSC_FALSE;
     p = q;
@@ -70,7 +82,43 @@ struct BellpackTraits {
       const double       fill = bellpack::block_fill(A, int(r), int(c), std::max<std::int64_t>(1, block_rows / 100));
       q.core.partition_rows   = bellpack::choose_partition_rows(int(r), int(c), block_rows, fill * double(A.nnz()) / double(r * c));
     }
+    resolve_values(q, src);
     return q;
+  }
+  // Counts the distinct values (BlockSource::distinct_values: on the GPU for GPU builds) and adds
+  // +0.0, which the block fill and padding store (with_zero), then decides plain or dictionary with
+  // the core's rule on the sampled stored entries. Runs on every build, so new values get a new
+  // table, or plain values if too many.
+  static void resolve_values(Params &q, const BlockSource &S)
+  {
+    q.core.values  = Values::kPlain;
+    q.dict_entries = -1;
+    if (q.mode == Values::kPlain) return;
+    if (!S.nnz()) {
+      q.dict_entries = 0;
+      return;
+    }
+    std::vector<Scalar> table;
+    const std::int64_t  count = S.distinct_values(&table);
+    q.dict_entries            = code_bytes_for(count) ? std::int64_t(with_zero(std::move(table)).size()) : count;
+    const double stored = stored_estimate(q, S.host);
+    if (code_bytes_for(q.dict_entries) && use_dictionary<Scalar>(q.mode, q.dict_entries, std::int64_t(stored), 4.0 / double(q.core.r * q.core.c)))
+      q.core.values = Values::kDictionary;
+    else if (q.mode == Values::kDictionary && !code_bytes_for(q.dict_entries))
+      (void)PetscInfo(nullptr, "BELLPACK: %" PetscInt64_FMT "%s distinct values, more than a value dictionary holds (65536): values stay plain\n",
+                      (PetscInt64)std::min(q.dict_entries, kMaxDictionary), q.dict_entries > kMaxDictionary ? "+" : "");
+  }
+  // stored entries from the fill ratio estimated on about 1% of the block rows, as in the paper's
+  // fill estimation
+  static double stored_estimate(const Params &p, const CsrIn &A)
+  {
+    const std::int64_t r = p.core.r, c = p.core.c, block_rows = (A.nrows + r - 1) / r;
+    return bellpack::block_fill(A, int(r), int(c), std::max<std::int64_t>(1, block_rows / 100)) * double(A.nnz());
+  }
+  // autocuda's BELLPACK candidate: the dictionary where it cuts the bytes by 25% (values auto)
+  static void allow_compressed_values(Params &p)
+  {
+    if (p.mode == Values::kPlain) p.mode = Values::kAuto;
   }
   static bellpack::Params block_size(bellpack::Params q, const CsrIn &A, PetscInt bs)
   {
@@ -93,17 +141,29 @@ struct BellpackTraits {
   static void      spmv_transpose(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { bellpack::spmv_transpose(M, x, ep); }
   static Footprint footprint(const Matrix &M) { return bellpack::footprint(M); }
 #if GPUMATS_HAVE_CUDA
-  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p) { return bellpack::build_on_device(*A.device, p.core, A.log); }
+  // the conversion stays on the GPU, and so does the dictionary's encoding against the upload's
+  // distinct values (counted once by resolve and kept with the upload) and +0.0
+  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p)
+  {
+    auto D = bellpack::build_on_device(*A.device, p.core, A.log);
+    if (p.core.values == Values::kDictionary) {
+      std::vector<Scalar> table;
+      A.distinct_values(&table);
+      table = with_zero(std::move(table));
+      if (!table.empty()) bellpack::encode_values(*D, table);
+    }
+    return D;
+  }
   static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &M) { return bellpack::to_device(M); }
 #endif
   // the fill ratio is estimated on about 1% of the block rows, as in the paper's fill estimation
   static double predicted_bytes(const Params &p, const BlockSource &src)
   {
-    const CsrIn       &A = src.host;
-    const std::int64_t r = p.core.r, c = p.core.c, block_rows = (A.nrows + r - 1) / r;
-    const double       fill   = bellpack::block_fill(A, int(r), int(c), std::max<std::int64_t>(1, block_rows / 100));
-    const double       stored = fill * double(A.nnz());
-    return stored * sizeof(Scalar) + 4.0 * stored / double(r * c) + 4.0 * double(block_rows);
+    const std::int64_t r = p.core.r, c = p.core.c, block_rows = (src.nrows() + r - 1) / r;
+    const double       stored = stored_estimate(p, src.host);
+    // resolve() has counted the distinct values where the dictionary applies
+    const double value = p.core.values == Values::kDictionary ? dictionary_value_bytes<Scalar>(p.dict_entries, std::int64_t(stored)) : double(sizeof(Scalar));
+    return stored * value + 4.0 * stored / double(r * c) + 4.0 * double(block_rows);
   }
   // a thread walks the blocks of its block row; a row of L entries spans at least L/c blocks
   static double critical_steps(const Params &p, const BlockSource &A) { return double((A.longest_row() + p.core.c - 1) / p.core.c); }
@@ -112,8 +172,9 @@ struct BellpackTraits {
     return "block size " + std::to_string(p.core.r) + "x" + std::to_string(p.core.c) + (p.block_set ? "" : " (from the matrix block size or fill estimation)") +
            ", partitions of " + (p.core.partition_rows ? std::to_string(p.core.partition_rows) : std::string("auto")) + " block rows" +
            (p.partition_set ? "" : std::string(" (execution-time model, ") + bellpack::kModelSource + ")") + ", " +
-           (p.core.row_threads ? std::to_string(p.core.row_threads) : std::string("auto")) + " GPU threads per block row";
+           (p.core.row_threads ? std::to_string(p.core.row_threads) : std::string("auto")) + " GPU threads per block row, " + values(p);
   }
+  static std::string values(const Params &p) { return describe_values(p.mode, p.core.values == Values::kDictionary, p.dict_entries); }
 };
 
 } // namespace

@@ -8,9 +8,14 @@
 // (= a*c + b, row-major inside the block) of that slot lives at
 //   val[part_ptr[q]*r*c + (k*r*c + e)*R + i],
 // so that the R threads of a partition (one per block row) read consecutive words at every step.
+// The values may instead be stored as 1- or 2-byte codes into a table of the distinct values
+// (common/core/dictionary.hpp): every stored value is encoded, the zeros of block fill and of
+// padding slots included, so the table always holds +0.0 and the kernels read codes where they
+// read values.
 #pragma once
 
 #include "../common/core/csr.hpp"
+#include "../common/core/dictionary.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -31,6 +36,7 @@ struct Params {
   // 1..32, each taking every T-th block of the row; 0: chosen at each launch from the number of
   // block rows and the longest one (cuda.cu). The host kernels ignore it.
   int row_threads = 0;
+  Values values = Values::kPlain; // common/core/dictionary.hpp
 };
 
 inline void check_params(const Params &p)
@@ -41,6 +47,7 @@ inline void check_params(const Params &p)
     throw FormatError("BELLPACK: partition of " + std::to_string(p.partition_rows) + " block rows must be a power of two in 1..1024");
   if (p.row_threads < 0 || p.row_threads > 32 || (p.row_threads & (p.row_threads - 1)))
     throw FormatError("BELLPACK: " + std::to_string(p.row_threads) + " threads per block row must be a power of two in 1..32, or 0 (chosen per launch)");
+  if (int(p.values) < 0 || int(p.values) > 2) throw FormatError("BELLPACK: unknown value form " + std::to_string(int(p.values)));
 }
 
 template <class V>
@@ -51,7 +58,11 @@ struct Matrix {
   std::vector<std::int32_t>  row_perm;     // sorted position -> original block row
   std::vector<std::int32_t>  part_ptr{0};  // partitions()+1 slot offsets
   std::vector<std::int32_t>  block_col;    // block column index of each slot, or kPadBlock
-  std::vector<V>             val;          // r*c values per slot, in the coalesced partition layout
+  std::vector<V>             val;          // r*c values per slot, in the coalesced partition layout (empty when code_bytes != 0)
+  int                        code_bytes = 0; // dictionary form: 1 or 2 bytes per stored value, 0 = plain values
+  std::vector<V>             dict;           // dictionary form: the distinct values, +0.0 among them
+  std::vector<std::uint8_t>  code8;          // dictionary form, 1-byte codes into dict, in val's layout
+  std::vector<std::uint16_t> code16;         // dictionary form, 2-byte codes
   std::vector<std::uint64_t> present;      // bit per stored value: it came from the CSR (not fill); host only, for to_csr
 
   int          rc() const { return params.r * params.c; }
@@ -65,6 +76,10 @@ struct Matrix {
     return std::int64_t(part_ptr[q]) * rc() + (k * rc() + e) * R + i;
   }
   bool is_present(std::int64_t v) const { return present[std::size_t(v >> 6)] >> (v & 63) & 1; }
+  // whether val holds the values; a values-only update writing into val must rebuild instead
+  bool values_compressed() const { return code_bytes != 0; }
+  // stored value v (a value_index), in either value form
+  V value(std::int64_t v) const { return code_bytes == 0 ? val[v] : dict[code_bytes == 1 ? code8[v] : code16[v]]; }
 };
 
 template <class V>
@@ -76,8 +91,35 @@ Footprint footprint(const Matrix<V> &A)
   f.nnz         = A.nnz;
   f.stored      = A.stored();
   f.index_bytes = 4 * (A.slots() + std::int64_t(A.row_perm.size()) + A.partitions() + 1);
-  f.value_bytes = std::int64_t(sizeof(V)) * A.stored();
+  f.value_bytes = A.code_bytes ? std::int64_t(A.code_bytes) * A.stored() + std::int64_t(sizeof(V)) * std::int64_t(A.dict.size())
+                               : std::int64_t(sizeof(V)) * A.stored();
   return f;
+}
+
+// Replaces the plain values by codes into one table of the distinct stored values, +0.0 always
+// among them (with_zero: the device builds its table from the CSR's values, which need not hold
+// the fill's zeros), when the mode asks for it and there are at most kMaxDictionary; otherwise
+// leaves them plain. Returns whether it did.
+template <class V>
+bool compress_values(Matrix<V> &M, Values mode)
+{
+  if (mode == Values::kPlain || !M.stored()) return false;
+  DictionaryBuilder<V>      d;
+  std::vector<std::int32_t> code(std::size_t(M.stored()), 0);
+  d.code(V(0), kMaxDictionary);
+  for (std::int64_t v = 0; v < M.stored(); ++v)
+    if ((code[std::size_t(v)] = d.code(M.val[std::size_t(v)], kMaxDictionary)) < 0) return false;
+  const double index = double(footprint(M).index_bytes) / double(M.stored());
+  if (!use_dictionary<V>(mode, std::int64_t(d.table.size()), M.stored(), index)) return false;
+  M.code_bytes                             = code_bytes_for(std::int64_t(d.table.size()));
+  const std::vector<std::int32_t> renumber = d.sort();
+  for (auto &k : code) k = renumber[std::size_t(k)];
+  if (M.code_bytes == 1) M.code8.assign(code.begin(), code.end());
+  else M.code16.assign(code.begin(), code.end());
+  M.dict = std::move(d.table);
+  M.val.clear();
+  M.val.shrink_to_fit();
+  return true;
 }
 
 // Fill ratio of r x c blocking (dense block entries / nonzeros), before any ELLPACK padding.
@@ -200,6 +242,7 @@ Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
       }
     }
   }
+  compress_values(M, p.values);
   return M;
 }
 
@@ -236,7 +279,7 @@ Csr<V> to_csr(const Matrix<V> &M)
             } else {
               const std::int32_t dst = next[I * r + a]++;
               C.col_ind[dst]         = std::int32_t(M.block_col[slot] * c + b);
-              C.val[dst]             = M.val[M.value_index(q, k, i, e)];
+              C.val[dst]             = M.value(M.value_index(q, k, i, e));
             }
           }
         }

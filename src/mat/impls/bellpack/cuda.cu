@@ -1,27 +1,10 @@
-// BELLPACK on the GPU: device storage and the SpMV kernel (the paper's Algorithm 2).
-//
-// One thread per sorted block row, one CUDA block of R threads per partition. For every slot k
-// the R threads read R consecutive block-column indices and then, for each of the r*c block
-// entries, R consecutive values: every load of the matrix is a contiguous warp-wide run. A thread
-// loads the c entries of x its block touches once (through the read-only path) and reuses them for
-// the r rows of the block, which is where blocking saves loads. Block sizes are compile-time
-// template arguments (r, c = 1..8), so the accumulators and x entries stay in registers.
-//
-// Transpose (the implicit MatMultTranspose): the same thread per block row and the same coalesced
-// loads; a thread keeps its r entries of x (times alpha) in registers, and for each of the c
-// columns of a block adds the sum of the r products into out[column] with one atomicAdd, after the
-// prologue has set out = beta*in: blocking cuts the atomics by r as it cuts the x loads forward.
-//
-// Few long block rows (GAMG's coarse operators: ksp ex56's third level has 341 block rows of about
-// 85 6x6 blocks) leave one thread per block row with a handful of warps on the whole GPU, each
-// thread walking its row alone, one dependent load chain after another. The wide kernels give a
-// block row T threads (T = 2..32, lanes of one warp): lane t takes the row's slots t, t+T, ..., so
-// a warp reads T runs of 32/T consecutive words (the rows of a partition at one slot) instead of
-// one run of 32, and the row's chain is T times shorter. Forward, the T lanes' r sums are added by
-// shuffles; the transpose needs no sum (its atomics add). T is chosen per launch (row_threads).
+// BELLPACK on the GPU: device storage, the conversion from CSR on the device, the value
+// dictionary's encoder, and the product launches for each value form (the kernels, with what they
+// do and why, are in kernels.cuh).
 #include "../common/cuda/blocks.cuh"
 #include "../common/cuda/check.cuh"
 #include "device.hpp"
+#include "kernels.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 
@@ -37,204 +20,6 @@ using cuda::LoadPolicy;
 
 namespace {
 
-// The walk over the slots k = k0, k0 + step, ... of one block row, whose first slot's block column
-// is at bc and its values from v on (a partition of R block rows). Forward: acc[a] += row a of the
-// block row times x. Transposed: each block times the block row's entries of alpha*x (xr), its c
-// sums added into out with one atomicAdd each. One thread per block row walks every slot (k0 0,
-// step 1); the lanes of a wide kernel every T-th.
-template <class V, int BR, int BC, LoadPolicy P>
-__device__ __forceinline__ void walk_row(const std::int32_t *bc, const V *v, std::int32_t width, std::int32_t k0, std::int32_t step, std::int64_t R,
-                                         std::int64_t ncols, const V *__restrict__ x, V (&acc)[BR])
-{
-  constexpr int RC = BR * BC;
-  for (std::int32_t k = k0; k < width; k += step) {
-    const std::int32_t J = cuda::load_matrix<P>(bc + std::int64_t(k) * R);
-    if (J == kPadBlock) break; // padding slots follow the real blocks of a row
-    V xv[BC];
-#pragma unroll
-    for (int b = 0; b < BC; ++b) {
-      const std::int64_t col = std::int64_t(J) * BC + b;
-      xv[b]                  = col < ncols ? cuda::load_x(x, std::uint32_t(col)) : V(0); // the last block column may stick out
-    }
-    const V *vk = v + std::int64_t(k) * RC * R;
-#pragma unroll
-    for (int a = 0; a < BR; ++a)
-#pragma unroll
-      for (int b = 0; b < BC; ++b) acc[a] += cuda::load_matrix<P>(vk + (a * BC + b) * R) * xv[b];
-  }
-}
-template <class V, int BR, int BC, LoadPolicy P>
-__device__ __forceinline__ void walk_row_transpose(const std::int32_t *bc, const V *v, std::int32_t width, std::int32_t k0, std::int32_t step,
-                                                   std::int64_t R, std::int64_t ncols, const V (&xr)[BR], V *__restrict__ out)
-{
-  constexpr int RC = BR * BC;
-  for (std::int32_t k = k0; k < width; k += step) {
-    const std::int32_t J = cuda::load_matrix<P>(bc + std::int64_t(k) * R);
-    if (J == kPadBlock) break; // padding slots follow the real blocks of a row
-    const V *vk = v + std::int64_t(k) * RC * R;
-#pragma unroll
-    for (int b = 0; b < BC; ++b) {
-      const std::int64_t col = std::int64_t(J) * BC + b;
-      V                  sum = V(0);
-#pragma unroll
-      for (int a = 0; a < BR; ++a) sum += cuda::load_matrix<P>(vk + (a * BC + b) * R) * xr[a];
-      if (col < ncols) atomicAdd(out + col, sum); // the last block column may stick out
-    }
-  }
-}
-// xr[a] = alpha * x[row a of block row I], 0 for rows past the matrix (fill)
-template <class V, int BR>
-__device__ __forceinline__ void block_row_x(std::int64_t I, std::int64_t nrows, const V *__restrict__ x, V alpha, V (&xr)[BR])
-{
-#pragma unroll
-  for (int a = 0; a < BR; ++a) xr[a] = I * BR + a < nrows ? alpha * cuda::load_x(x, std::uint32_t(I * BR + a)) : V(0);
-}
-
-template <class V, int BR, int BC, LoadPolicy P>
-__global__ void spmv_kernel(std::int64_t block_rows, std::int64_t nrows, std::int64_t ncols, const std::int32_t *__restrict__ part_ptr,
-                            const std::int32_t *__restrict__ bcol, const V *__restrict__ val, const std::int32_t *__restrict__ perm,
-                            const V *__restrict__ x, Epilogue<V> ep)
-{
-  const int          R = blockDim.x, i = threadIdx.x;
-  const std::int64_t q = blockIdx.x, pos = q * R + i;
-  if (pos >= block_rows) return;
-  const std::int32_t first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
-
-  V acc[BR];
-#pragma unroll
-  for (int a = 0; a < BR; ++a) acc[a] = V(0);
-  walk_row<V, BR, BC, P>(bcol + first + i, val + std::int64_t(first) * BR * BC + i, width, 0, 1, R, ncols, x, acc);
-  const std::int64_t I = perm[pos];
-#pragma unroll
-  for (int a = 0; a < BR; ++a)
-    if (I * BR + a < nrows) ep.apply(I * BR + a, acc[a]);
-}
-
-template <class V, int BR, int BC, LoadPolicy P>
-__global__ void spmv_transpose_kernel(std::int64_t block_rows, std::int64_t nrows, std::int64_t ncols, const std::int32_t *__restrict__ part_ptr,
-                                      const std::int32_t *__restrict__ bcol, const V *__restrict__ val, const std::int32_t *__restrict__ perm,
-                                      const V *__restrict__ x, V alpha, V *__restrict__ out)
-{
-  const int          R = blockDim.x, i = threadIdx.x;
-  const std::int64_t q = blockIdx.x, pos = q * R + i;
-  if (pos >= block_rows) return;
-  const std::int32_t first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
-
-  V xr[BR];
-  block_row_x<V, BR>(perm[pos], nrows, x, alpha, xr);
-  walk_row_transpose<V, BR, BC, P>(bcol + first + i, val + std::int64_t(first) * BR * BC + i, width, 0, 1, R, ncols, xr, out);
-}
-
-// The wide kernels (see the top of the file): T = 2^log_t threads per block row, the grid covering
-// block_rows * T threads in CUDA blocks of kWideBlock; a row's T lanes are consecutive lanes of
-// one warp (T divides 32), so the shuffles never leave it.
-template <class V, int BR, int BC, LoadPolicy P>
-__global__ void spmv_wide_kernel(std::int64_t block_rows, std::int64_t nrows, std::int64_t ncols, int R, int log_t, const std::int32_t *__restrict__ part_ptr,
-                                 const std::int32_t *__restrict__ bcol, const V *__restrict__ val, const std::int32_t *__restrict__ perm,
-                                 const V *__restrict__ x, Epilogue<V> ep)
-{
-  const std::int64_t g   = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int          T   = 1 << log_t, t = int(g & (T - 1));
-  const std::int64_t pos = g >> log_t;
-
-  V acc[BR];
-#pragma unroll
-  for (int a = 0; a < BR; ++a) acc[a] = V(0);
-  if (pos < block_rows) { // (no return before the shuffles: every lane of the warp takes part)
-    const std::int64_t q = pos / R, i = pos - q * R;
-    const std::int32_t first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
-    walk_row<V, BR, BC, P>(bcol + first + i, val + std::int64_t(first) * BR * BC + i, width, t, T, R, ncols, x, acc);
-  }
-  for (int s = T >> 1; s > 0; s >>= 1)
-#pragma unroll
-    for (int a = 0; a < BR; ++a) acc[a] += __shfl_xor_sync(0xffffffffu, acc[a], s);
-  if (pos >= block_rows || t) return;
-  const std::int64_t I = perm[pos];
-#pragma unroll
-  for (int a = 0; a < BR; ++a)
-    if (I * BR + a < nrows) ep.apply(I * BR + a, acc[a]);
-}
-
-template <class V, int BR, int BC, LoadPolicy P>
-__global__ void spmv_transpose_wide_kernel(std::int64_t block_rows, std::int64_t nrows, std::int64_t ncols, int R, int log_t,
-                                           const std::int32_t *__restrict__ part_ptr, const std::int32_t *__restrict__ bcol, const V *__restrict__ val,
-                                           const std::int32_t *__restrict__ perm, const V *__restrict__ x, V alpha, V *__restrict__ out)
-{
-  const std::int64_t g   = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int          T   = 1 << log_t, t = int(g & (T - 1));
-  const std::int64_t pos = g >> log_t;
-  if (pos >= block_rows) return;
-  const std::int64_t q = pos / R, i = pos - q * R;
-  const std::int32_t first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
-
-  V xr[BR];
-  block_row_x<V, BR>(perm[pos], nrows, x, alpha, xr);
-  walk_row_transpose<V, BR, BC, P>(bcol + first + i, val + std::int64_t(first) * BR * BC + i, width, t, T, R, ncols, xr, out);
-}
-
-constexpr int kWideBlock = 256; // threads per CUDA block of the wide kernels
-// The automatic T: the fewest threads per block row that put kWideThreads threads on the GPU (a
-// quarter of an H200's resident threads), no more than the widest row has blocks, at most 32
-// (ksp ex56 -ne 59 under GAMG: T = 1 on the fine level of 216,000 block rows, 16 and 32 on the
-// coarse levels of 4,805 and 341)
-constexpr std::int64_t kWideThreads = std::int64_t(1) << 16;
-int auto_row_threads(std::int64_t block_rows, std::int64_t max_width)
-{
-  int T = 1;
-  while (T < 32 && block_rows * T < kWideThreads && T < max_width) T *= 2;
-  return T;
-}
-
-// The diagonal: one thread per block row, as the SpMV walks it, block sizes at run time (a pass
-// that is not timed); of each block that the diagonal crosses, the entries on it go into d. Block
-// fill inside such a block is an explicit zero at its position, as the CSR's absent entry reads.
-template <class V>
-__global__ void diagonal_kernel(std::int64_t block_rows, std::int64_t nrows, int br, int bc_, const std::int32_t *__restrict__ part_ptr,
-                                const std::int32_t *__restrict__ bcol, const V *__restrict__ val, const std::int32_t *__restrict__ perm, V *__restrict__ d)
-{
-  const int          R = blockDim.x, i = threadIdx.x, rc = br * bc_;
-  const std::int64_t q = blockIdx.x, pos = q * R + i;
-  if (pos >= block_rows) return;
-  const std::int32_t  first = part_ptr[q], width = (part_ptr[q + 1] - first) / R;
-  const std::int32_t *bc    = bcol + first + i;
-  const V            *v     = val + std::int64_t(first) * rc + i;
-  const std::int64_t  I     = perm[pos];
-  for (std::int32_t k = 0; k < width; ++k) {
-    const std::int32_t J = bc[std::int64_t(k) * R];
-    if (J == kPadBlock) break; // padding slots follow the real blocks of a row
-    for (int a = 0; a < br; ++a) {
-      const std::int64_t row = I * br + a, b = row - std::int64_t(J) * bc_;
-      if (row < nrows && b >= 0 && b < bc_) d[row] = v[std::int64_t(k) * rc * R + (a * bc_ + b) * R];
-    }
-  }
-}
-
-// Calls f(kernel) with the SpMV kernel (TRANS: its transpose) instantiated for block size r x c and
-// load policy P; K enumerates (r-1)*8 + (c-1), one instantiation per supported block size.
-// WIDE: the wide kernel of the same block size and policy.
-template <class V, bool TRANS, bool WIDE, int BR, int BC, LoadPolicy P>
-constexpr auto kernel_of()
-{
-  if constexpr (TRANS && WIDE) return spmv_transpose_wide_kernel<V, BR, BC, P>;
-  else if constexpr (TRANS) return spmv_transpose_kernel<V, BR, BC, P>;
-  else if constexpr (WIDE) return spmv_wide_kernel<V, BR, BC, P>;
-  else return spmv_kernel<V, BR, BC, P>;
-}
-template <class V, bool TRANS, bool WIDE, class F, int... K>
-void with_kernel(int r, int c, LoadPolicy P, F &&f, std::integer_sequence<int, K...>)
-{
-  const int key = (r - 1) * kMaxBlock + (c - 1);
-  ((key == K ? (P == LoadPolicy::kStream ? f(kernel_of<V, TRANS, WIDE, K / kMaxBlock + 1, K % kMaxBlock + 1, LoadPolicy::kStream>())
-                                         : f(kernel_of<V, TRANS, WIDE, K / kMaxBlock + 1, K % kMaxBlock + 1, LoadPolicy::kDefault>()))
-              : void()),
-   ...);
-}
-template <class V, bool TRANS = false, bool WIDE = false, class F>
-void with_kernel(int r, int c, LoadPolicy P, F &&f)
-{
-  with_kernel<V, TRANS, WIDE>(r, c, P, f, std::make_integer_sequence<int, kMaxBlock * kMaxBlock>{});
-}
-
 template <class V>
 class DeviceMatrix final : public cuda::Operator<V> {
 public:
@@ -242,64 +27,58 @@ public:
   std::int64_t nrows = 0, ncols = 0, block_rows = 0, partitions = 0;
   std::int64_t max_width = 0; // blocks of the longest block row (the first partition's width)
   Buffer       part_ptr, bcol, val, perm;
+  int          code_bytes = 0; // value dictionary: codes of 1 or 2 bytes into table, in val's layout; val unused
+  Buffer       codes, table;
 
-  // threads per block row of the next launch: the user's, else auto_row_threads
-  int row_threads() const { return params.row_threads ? params.row_threads : auto_row_threads(block_rows, max_width); }
-  int log2_row_threads() const
+  bool values_compressed() const override { return code_bytes != 0; }
+  // calls f with the value source of this copy's form (common/cuda/values.cuh)
+  template <class F>
+  void with_values(F &&f) const
   {
-    int l = 0;
-    while ((1 << l) < row_threads()) ++l;
-    return l;
+    if (code_bytes == 1) f(cuda::DictionaryValues<V, std::uint8_t>{codes.as<std::uint8_t>(), table.as<V>()});
+    else if (code_bytes == 2) f(cuda::DictionaryValues<V, std::uint16_t>{codes.as<std::uint16_t>(), table.as<V>()});
+    else f(cuda::PlainValues<V>{val.as<V>()});
   }
-  unsigned wide_grid() const { return unsigned((block_rows * row_threads() + kWideBlock - 1) / kWideBlock); }
+  // threads per block row of the next launch: the user's, else auto_row_threads
+  int    row_threads() const { return params.row_threads ? params.row_threads : kernels::auto_row_threads(block_rows, max_width); }
+  Launch launch() const
+  {
+    Launch L;
+    L.params      = params;
+    L.nrows       = nrows;
+    L.ncols       = ncols;
+    L.block_rows  = block_rows;
+    L.partitions  = partitions;
+    L.row_threads = row_threads();
+    L.policy      = this->load_policy;
+    L.part_ptr    = part_ptr.as<std::int32_t>();
+    L.bcol        = bcol.as<std::int32_t>();
+    L.perm        = perm.as<std::int32_t>();
+    return L;
+  }
 
   void spmv(const V *x, const Epilogue<V> &ep, void *stream) const override
   {
     if (!nrows) return;
-    const cudaStream_t st = static_cast<cudaStream_t>(stream);
-    if (row_threads() > 1) {
-      with_kernel<V, false, true>(params.r, params.c, this->load_policy, [&](auto kernel) {
-        kernel<<<wide_grid(), kWideBlock, 0, st>>>(block_rows, nrows, ncols, params.partition_rows, log2_row_threads(), part_ptr.as<std::int32_t>(),
-                                                   bcol.as<std::int32_t>(), val.as<V>(), perm.as<std::int32_t>(), x, ep);
-      });
-    } else {
-      with_kernel<V>(params.r, params.c, this->load_policy, [&](auto kernel) {
-        kernel<<<unsigned(partitions), params.partition_rows, 0, st>>>(block_rows, nrows, ncols, part_ptr.as<std::int32_t>(), bcol.as<std::int32_t>(),
-                                                                       val.as<V>(), perm.as<std::int32_t>(), x, ep);
-      });
-    }
-    cuda::check_launch("BELLPACK SpMV kernel");
+    with_values([&](auto vs) { launch_spmv<V>(launch(), vs, x, ep, static_cast<cudaStream_t>(stream)); });
   }
   void spmv_transpose(const V *x, const Epilogue<V> &ep, void *stream) const override
   {
     cuda::transpose_prologue(ep, ncols, stream); // also when there are no rows: out = beta*in
     if (!nrows || !ncols) return;
-    const cudaStream_t st = static_cast<cudaStream_t>(stream);
-    if (row_threads() > 1) {
-      with_kernel<V, true, true>(params.r, params.c, this->load_policy, [&](auto kernel) {
-        kernel<<<wide_grid(), kWideBlock, 0, st>>>(block_rows, nrows, ncols, params.partition_rows, log2_row_threads(), part_ptr.as<std::int32_t>(),
-                                                   bcol.as<std::int32_t>(), val.as<V>(), perm.as<std::int32_t>(), x, ep.alpha, ep.out);
-      });
-    } else {
-      with_kernel<V, true>(params.r, params.c, this->load_policy, [&](auto kernel) {
-        kernel<<<unsigned(partitions), params.partition_rows, 0, st>>>(block_rows, nrows, ncols, part_ptr.as<std::int32_t>(), bcol.as<std::int32_t>(),
-                                                                       val.as<V>(), perm.as<std::int32_t>(), x, ep.alpha, ep.out);
-      });
-    }
-    cuda::check_launch("BELLPACK transpose SpMV kernel");
+    with_values([&](auto vs) { launch_spmv_transpose<V>(launch(), vs, x, ep, static_cast<cudaStream_t>(stream)); });
   }
   void diagonal(V *d, void *stream) const override
   {
     if (!nrows || !ncols) return;
-    diagonal_kernel<V><<<unsigned(partitions), params.partition_rows, 0, static_cast<cudaStream_t>(stream)>>>(
-      block_rows, nrows, params.r, params.c, part_ptr.as<std::int32_t>(), bcol.as<std::int32_t>(), val.as<V>(), perm.as<std::int32_t>(), d);
-    cuda::check_launch("BELLPACK diagonal kernel");
+    with_values([&](auto vs) { launch_diagonal<V>(launch(), vs, d, static_cast<cudaStream_t>(stream)); });
   }
-  std::size_t bytes() const override { return part_ptr.bytes() + bcol.bytes() + val.bytes() + perm.bytes(); }
+  std::size_t bytes() const override { return part_ptr.bytes() + bcol.bytes() + val.bytes() + perm.bytes() + codes.bytes() + table.bytes(); }
   V *values(std::int64_t *count) override
   {
-    *count = this->footprint.stored; // values are separate from the indices: a gather refills them
-    return val.template as<V>();
+    // values are separate from the indices, so a gather refills them; not so for dictionary codes
+    *count = code_bytes ? 0 : this->footprint.stored;
+    return code_bytes ? nullptr : val.template as<V>();
   }
 };
 
@@ -485,8 +264,9 @@ int resident_partitions(const Params &p)
 {
   check_params(p);
   int n = 0;
-  with_kernel<V>(p.r, p.c, LoadPolicy::kStream,
-                 [&](auto kernel) { cuda::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, p.partition_rows, 0), "cudaOccupancyMaxActiveBlocksPerMultiprocessor"); });
+  kernels::with_kernel<V, cuda::PlainValues<V>>(p.r, p.c, LoadPolicy::kStream, [&](auto kernel) {
+    cuda::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, p.partition_rows, 0), "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  });
   return n;
 }
 
@@ -501,13 +281,19 @@ Matrix<V> download(const cuda::Operator<V> &op)
   M.block_rows = D.block_rows;
   M.part_ptr.resize(D.partitions + 1);
   cuda::copy_to_host_sync(M.part_ptr.data(), D.part_ptr.get(), M.part_ptr.size() * sizeof(std::int32_t), nullptr);
-  const std::int64_t slots = M.part_ptr.back();
+  const std::int64_t slots = M.part_ptr.back(), stored = slots * M.rc();
   M.block_col.resize(slots);
-  M.val.resize(slots * M.rc());
   M.row_perm.resize(D.block_rows);
-  if (slots) {
-    cuda::copy_to_host_sync(M.block_col.data(), D.bcol.get(), slots * sizeof(std::int32_t), nullptr);
-    cuda::copy_to_host_sync(M.val.data(), D.val.get(), slots * M.rc() * sizeof(V), nullptr);
+  M.code_bytes = D.code_bytes;
+  if (slots) cuda::copy_to_host_sync(M.block_col.data(), D.bcol.get(), slots * sizeof(std::int32_t), nullptr);
+  if (D.code_bytes) { // the dictionary form: codes and table instead of values
+    M.dict.resize(D.table.bytes() / sizeof(V));
+    cuda::copy_to_host_sync(M.dict.data(), D.table.get(), D.table.bytes(), nullptr);
+    if (D.code_bytes == 1) M.code8.resize(stored), cuda::copy_to_host_sync(M.code8.data(), D.codes.get(), stored, nullptr);
+    else M.code16.resize(stored), cuda::copy_to_host_sync(M.code16.data(), D.codes.get(), stored * 2, nullptr);
+  } else if (stored) {
+    M.val.resize(stored);
+    cuda::copy_to_host_sync(M.val.data(), D.val.get(), stored * sizeof(V), nullptr);
   }
   if (D.block_rows) cuda::copy_to_host_sync(M.row_perm.data(), D.perm.get(), D.block_rows * sizeof(std::int32_t), nullptr);
   return M;
@@ -525,10 +311,58 @@ std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
   D->max_width  = M.partitions() ? M.width(0) : 0; // (sorted longest first)
   D->part_ptr   = cuda::upload(M.part_ptr.data(), M.part_ptr.size());
   D->bcol       = cuda::upload(M.block_col.data(), M.block_col.size());
-  D->val        = cuda::upload(M.val.data(), M.val.size());
+  D->val        = cuda::upload(M.val.data(), M.val.size()); // empty in the dictionary form
+  D->code_bytes = M.code_bytes;
+  if (M.code_bytes == 1) D->codes = cuda::upload(M.code8.data(), M.code8.size());
+  if (M.code_bytes == 2) D->codes = cuda::upload(M.code16.data(), M.code16.size());
+  if (M.code_bytes) D->table = cuda::upload(M.dict.data(), M.dict.size());
   D->perm       = cuda::upload(M.row_perm.data(), M.row_perm.size());
   D->footprint  = footprint(M);
   return D;
+}
+
+// ---- value dictionary, encoded on the device (common/core/dictionary.hpp) ----------------------
+// Every stored value (block fill and padding slots' zeros included) gets its position in the
+// table, found by binary search: the same codes as the host's compress_values, array for array.
+
+namespace {
+
+template <class V, class C>
+__global__ void encode_kernel(std::int64_t stored, const V *__restrict__ val, const V *__restrict__ table, int entries, C *__restrict__ code, int *__restrict__ missing)
+{
+  const std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v >= stored) return;
+  const int k = cuda::dictionary_code(cuda::device_bits(val[v]), table, entries);
+  if (k >= 0) code[v] = C(k);
+  else atomicOr(missing, 1);
+}
+
+} // namespace
+
+template <class V>
+void encode_values(cuda::Operator<V> &op, const std::vector<V> &table)
+{
+  auto              &D      = dynamic_cast<DeviceMatrix<V> &>(op);
+  const int          w      = code_bytes_for(std::int64_t(table.size()));
+  const std::int64_t stored = D.footprint.stored;
+  if (!w || table.empty()) throw FormatError("BELLPACK: a value dictionary holds 1 to 65536 values, not " + std::to_string(table.size()));
+  if (D.code_bytes) throw FormatError("BELLPACK: the values are already encoded");
+  if (!stored) return;
+  Buffer codes(std::size_t(stored) * w), missing(sizeof(int));
+  Buffer tab = cuda::upload(table.data(), table.size());
+  int    bad = 0;
+  cuda::check(cudaMemset(missing.get(), 0, sizeof(int)), "cudaMemset");
+  const unsigned blocks = unsigned((stored + 255) / 256);
+  if (w == 1) encode_kernel<V, std::uint8_t><<<blocks, 256>>>(stored, D.val.template as<V>(), tab.as<V>(), int(table.size()), codes.as<std::uint8_t>(), missing.as<int>());
+  else encode_kernel<V, std::uint16_t><<<blocks, 256>>>(stored, D.val.template as<V>(), tab.as<V>(), int(table.size()), codes.as<std::uint16_t>(), missing.as<int>());
+  cuda::check_launch("BELLPACK dictionary encode kernel");
+  cuda::copy_to_host_sync(&bad, missing.get(), sizeof(int), nullptr);
+  if (bad) throw FormatError("BELLPACK: a stored value is missing from the value dictionary (its table must hold +0.0: with_zero)");
+  D.codes                 = std::move(codes);
+  D.table                 = std::move(tab);
+  D.val                   = Buffer();
+  D.code_bytes            = w;
+  D.footprint.value_bytes = std::int64_t(w) * stored + std::int64_t(sizeof(V) * table.size());
 }
 
 #define GPUMATS_BELLPACK_INSTANTIATE_I(V, I)                                                                                                 \
@@ -539,6 +373,7 @@ std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
   GPUMATS_BELLPACK_INSTANTIATE_I(V, std::int32_t)                                                                            \
   GPUMATS_BELLPACK_INSTANTIATE_I(V, std::int64_t)                                                                            \
   template Matrix<V> download<V>(const cuda::Operator<V> &);                                                                  \
+  template void      encode_values<V>(cuda::Operator<V> &, const std::vector<V> &);                                          \
   template std::unique_ptr<cuda::Operator<V>> dense_on_device<V>(std::int64_t, int, const Params &);                            \
   template int resident_partitions<V>(const Params &);
 GPUMATS_BELLPACK_INSTANTIATE(float)

@@ -26,6 +26,13 @@ std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &
 template <class V, class I>
 std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p);
 
+// Replaces the plain values of a device copy by codes into `table`: the distinct values of the
+// matrix sorted by bit pattern, +0.0 among them (with_zero(dictionary_table(...)): every stored
+// value is encoded, block fill included), 1 to 65536 of them. The device half of compress_values:
+// the same codes and table as to_device(from_csr(A, p)) with p.values set.
+template <class V>
+void encode_values(cuda::Operator<V> &op, const std::vector<V> &table);
+
 // A dense (block_rows*r) x (blocks_per_row*c) matrix in BELLPACK with parameters p, built directly on
 // the GPU (zero values; identity block-row order): the offline benchmarks of the execution-time
 // model (config/tuning/bellpack_model.cu) time the kernel on such matrices.
@@ -37,7 +44,8 @@ std::unique_ptr<cuda::Operator<V>> dense_on_device(std::int64_t block_rows, int 
 template <class V>
 int resident_partitions(const Params &p);
 
-// Brings a device copy back (without the host-only presence bits; tests compare the arrays).
+// Brings a device copy back, in its value form (without the host-only presence bits; tests compare
+// the arrays).
 template <class V>
 Matrix<V> download(const cuda::Operator<V> &op);
 

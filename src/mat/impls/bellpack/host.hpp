@@ -21,7 +21,7 @@ void spmv(const Matrix<V> &M, const V *x, const Epilogue<V> &ep)
       for (std::int64_t b = 0; b < c; ++b) {
         const std::int64_t col = std::int64_t(J) * c + b;
         if (col >= M.ncols) break; // the last block column may stick out of the matrix
-        for (std::int64_t a = 0; a < r; ++a) acc[a] += M.val[M.value_index(q, k, i, int(a * c + b))] * x[col];
+        for (std::int64_t a = 0; a < r; ++a) acc[a] += M.value(M.value_index(q, k, i, int(a * c + b))) * x[col];
       }
     }
     for (std::int64_t a = 0; a < r && I * r + a < M.nrows; ++a) ep.apply(I * r + a, acc[a]);
@@ -50,7 +50,7 @@ void spmv_transpose(const Matrix<V> &M, const V *x, const Epilogue<V> &ep)
         const std::int64_t col = std::int64_t(J) * c + b;
         if (col >= M.ncols) break; // the last block column may stick out of the matrix
         V sum = 0;
-        for (std::int64_t a = 0; a < r; ++a) sum += M.val[M.value_index(q, k, i, int(a * c + b))] * xr[a];
+        for (std::int64_t a = 0; a < r; ++a) sum += M.value(M.value_index(q, k, i, int(a * c + b))) * xr[a];
         acc[std::size_t(col)] += sum;
       }
     }

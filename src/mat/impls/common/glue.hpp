@@ -8,6 +8,7 @@
 #include <petsc/private/matimpl.h>
 
 #include "core/csr.hpp"
+#include "core/dictionary.hpp"
 #include "core/transform.hpp"
 #include "core/values.hpp"
 #include "registry.hpp"
@@ -68,6 +69,26 @@ struct BlockSource {
 #endif
     return gpumats::longest_row(host);
   }
+  // Distinct values of the block by bit pattern (value dictionaries), the count stopping past
+  // kMaxDictionary: on the GPU when the block is uploaded (one pass, kept with the upload, so the
+  // formats and autocuda's candidates count once), else on the host (a strided pass first rejects
+  // general values after a few thousand lookups). `table`, if given, gets the sorted table when the
+  // values fit in one (dictionary_table), else an empty one.
+  std::int64_t distinct_values(std::vector<Scalar> *table = nullptr) const
+  {
+    std::int64_t count = 0;
+#if GPUMATS_HAVE_CUDA
+    if (device) {
+      const std::vector<Scalar> &t = device->distinct_values(kMaxDictionary, &count);
+      if (table) *table = t;
+      return count;
+    }
+#endif
+    const Scalar *val = host.val + (host.row_ptr ? host.row_ptr[0] : 0);
+    count             = count_distinct(val, nnz(), kMaxDictionary);
+    if (table) *table = code_bytes_for(count) ? dictionary_table(val, nnz()) : std::vector<Scalar>();
+    return count;
+  }
   // the stream the device build queues its work on
   void *stream() const
   {
@@ -77,6 +98,24 @@ struct BlockSource {
     return nullptr;
   }
 };
+
+// -mat_view's words for a format's value form: plain, or codes into a value dictionary of
+// `entries` values, and why a dictionary that was asked for was not used. `note` goes inside the
+// parenthesis of the dictionary form.
+inline std::string describe_values(Values mode, bool dictionary, std::int64_t entries, const char *note = "")
+{
+  const int w = code_bytes_for(entries);
+  if (dictionary)
+    return "values as " + std::to_string(w) + "-byte codes into a dictionary of " + std::to_string(entries) + " values (" + std::to_string(w) + " instead of " +
+           std::to_string(sizeof(Scalar)) + " bytes per stored entry" + note + ")";
+  if (mode == Values::kPlain) return "values plain";
+  const std::string asked = mode == Values::kAuto ? "auto" : "dictionary";
+  if (entries < 0) return "values " + asked + " (decided per matrix)";
+  const std::string why = entries == 0 ? std::string("no entries")
+                        : !w           ? std::string("more than 65536 distinct values")
+                                       : std::to_string(entries) + " distinct values, a dictionary would save too little";
+  return "values plain (" + asked + ": " + why + ")";
+}
 
 // A block's CSR as it is already on the GPU, beside its host CSR (the arrays of its aijcusparse
 // shadow, cusparse.cxx: row_ptr[0] == 0, the same pattern and values as the host's): a GPU build

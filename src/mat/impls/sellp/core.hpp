@@ -10,7 +10,7 @@
 #pragma once
 
 #include "../common/core/csr.hpp"
-#include "dictionary.hpp"
+#include "../common/core/dictionary.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -36,7 +36,7 @@ struct Params {
   int   threads_per_row = 4; // t
   int   sigma           = 1; // sorting window in rows; 1 = no sorting
   Index index           = Index::k32;
-  Values values         = Values::kPlain; // dictionary.hpp
+  Values values         = Values::kPlain; // common/core/dictionary.hpp
   bool   shared_table   = false;          // GPU, 1-byte codes: table staged in shared memory per block
 };
 
@@ -163,7 +163,7 @@ void compress_columns(Matrix<V> &M)
   M.index16 = true;
 }
 
-// Replaces the plain values by codes into one table of the distinct values (dictionary.hpp) when
+// Replaces the plain values by codes into one table of the distinct values (common/core/dictionary.hpp) when
 // the mode asks for it and the matrix has few enough; otherwise leaves them plain. Returns whether
 // it did. Padding (kPadColumn) is skipped: it keeps code 0 and the kernels never read its value.
 template <class V>

@@ -14,7 +14,7 @@
 #include "../common/cuda/blocks.cuh"
 #include "../common/cuda/check.cuh"
 #include "device.hpp"
-#include "values.cuh"
+#include "../common/cuda/values.cuh"
 
 #include <cub/device/device_segmented_sort.cuh>
 
@@ -25,7 +25,10 @@ namespace gpumats {
 namespace sellp {
 
 using cuda::Buffer;
+using cuda::DictionaryValues;
 using cuda::LoadPolicy;
+using cuda::PlainValues;
+using cuda::SharedDictionaryValues;
 
 namespace {
 
@@ -50,7 +53,7 @@ __device__ __forceinline__ std::int32_t load_column(const void *col, const std::
   }
 }
 
-// VS: where values come from (values.cuh): the plain array or the value dictionary's codes
+// VS: where values come from (common/cuda/values.cuh): the plain array or the value dictionary's codes
 template <class V, LoadPolicy P, bool SHUFFLE, bool IDX16, class VS>
 __global__ void spmv_kernel(std::int64_t nslices, std::int64_t nrows, int b_log2, int t_log2, const std::int32_t *__restrict__ slice_ptr,
                             const void *__restrict__ col, const std::int32_t *__restrict__ base, VS val,
@@ -156,7 +159,7 @@ public:
   Buffer                    codes, table;
 
   bool values_compressed() const override { return code_bytes != 0; }
-  // calls f with the value source of this copy's form (values.cuh)
+  // calls f with the value source of this copy's form (common/cuda/values.cuh)
   template <class F>
   void with_values(F &&f) const
   {
@@ -509,7 +512,7 @@ Matrix<V> download(const cuda::Operator<V> &op)
   return M;
 }
 
-// ---- value dictionary, encoded on the device (dictionary.hpp) ---------------------------------
+// ---- value dictionary, encoded on the device (common/core/dictionary.hpp) ----------------------
 // The table of distinct values sorted by bit pattern comes from the uploaded CSR
 // (DeviceCsr::distinct_values) or from the host's; each stored entry's code is its value's
 // position in that table, found by binary search. The same table and codes as the host's
@@ -530,14 +533,8 @@ __global__ void encode_kernel(std::int64_t stored, const void *__restrict__ col,
     code[e] = 0;
     return;
   }
-  const std::uint64_t key = cuda::device_bits(val[e]);
-  int                 lo = 0, hi = entries; // first table entry not below key
-  while (lo < hi) {
-    const int mid = (lo + hi) / 2;
-    if (cuda::device_bits(table[mid]) < key) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo < entries && cuda::device_bits(table[lo]) == key) code[e] = C(lo);
+  const int k = cuda::dictionary_code(cuda::device_bits(val[e]), table, entries);
+  if (k >= 0) code[e] = C(k);
   else atomicOr(missing, 1);
 }
 

@@ -22,8 +22,8 @@ struct SellpTraits {
   // values unless asked; autocuda weighs the dictionary (allow_compressed_values). core.values is
   // then kPlain or kDictionary, and `mode`/`dict_entries` remember why, for -mat_view.
   struct Params {
-    sellp::Params core{0, 0, 0, sellp::Index::k32, sellp::Values::kPlain};
-    sellp::Values mode         = sellp::Values::kPlain; // as asked with -mat_sellp_values
+    sellp::Params core{0, 0, 0, sellp::Index::k32, Values::kPlain};
+    Values mode         = Values::kPlain; // as asked with -mat_sellp_values
     std::int64_t  dict_entries = -1;                    // distinct values found by resolve (-1: not counted)
     std::int64_t  stored       = -1;                    // stored entries, where resolve counted them (for predicted_bytes)
   };
@@ -33,7 +33,7 @@ struct SellpTraits {
   {
     const char *indices[] = {"auto", "32", "16"}; // auto: 16-bit where every slice column allows
     PetscInt    b = p.core.slice_height, t = p.core.threads_per_row, sigma = p.core.sigma, ix = p.core.index == sellp::Index::k16_if_possible ? 0 : (p.core.index == sellp::Index::k32 ? 1 : 2);
-    const char *values[] = {"plain", "dictionary", "auto"}; // the order of sellp::Values
+    const char *values[] = {"plain", "dictionary", "auto"}; // the order of Values
     PetscInt    vx       = PetscInt(p.mode);
     PetscBool   set_b, set_t, set_s, set_i, set_v, shared = p.core.shared_table ? PETSC_TRUE : PETSC_FALSE;
 
@@ -69,7 +69,7 @@ struct SellpTraits {
                sigma, b ? b : 32);
     (void)set_b, (void)set_t, (void)set_s, (void)set_i, (void)set_v;
     const sellp::Index index[] = {sellp::Index::k16_if_possible, sellp::Index::k32, sellp::Index::k16};
-    Params             q{{int(b), int(t), int(sigma), index[ix], sellp::Values::kPlain, bool(shared)}, sellp::Values(vx), -1};
+    Params             q{{int(b), int(t), int(sigma), index[ix], Values::kPlain, bool(shared)}, Values(vx), -1};
     *changed = (q.core.slice_height != p.core.slice_height || q.core.threads_per_row != p.core.threads_per_row || q.core.sigma != p.core.sigma ||
                 q.core.index != p.core.index || q.mode != p.mode || q.core.shared_table != p.core.shared_table)
                  ? PETSC_TRUE
@@ -110,36 +110,29 @@ struct SellpTraits {
   static void resolve_values(Params &q, const BlockSource &S)
   {
     const CsrIn &A = S.host;
-    q.core.values  = sellp::Values::kPlain;
+    q.core.values  = Values::kPlain;
     q.dict_entries = -1;
     q.stored       = -1;
-    if (q.mode == sellp::Values::kPlain) return;
+    if (q.mode == Values::kPlain) return;
     if (!A.nnz()) {
       q.dict_entries = 0;
       return;
     }
-#if GPUMATS_HAVE_CUDA
-    if (S.device) { // counted where the values are: one pass on the GPU (on the host, 54.6M values took 0.3-0.9 s)
-      std::int64_t count = 0;
-      (void)S.device->distinct_values(sellp::kMaxDictionary, &count); // kept with the upload for build_device
-      q.dict_entries = count;
-    } else
-#endif
-      q.dict_entries = sellp::count_distinct(A.val + A.row_ptr[0], A.nnz(), sellp::kMaxDictionary);
+    q.dict_entries = S.distinct_values(); // where the values are: one pass on the GPU (on the host, 54.6M values took 0.3-0.9 s)
     // too many values for any table (general values, as GAMG's products have): plain, without the
     // stored-entry count (a sort of the row lengths when rows are sorted) the decision would need
-    const bool fits = sellp::code_bytes_for(q.dict_entries) != 0;
+    const bool fits = code_bytes_for(q.dict_entries) != 0;
     const std::int64_t b = q.core.slice_height, stored = fits ? (q.stored = stored_entries(S, q.core)) : 0;
     const bool         i16 = fits && q.core.index != sellp::Index::k32 && sellp::index16_fits_sampled(A, b, 64);
-    if (fits && sellp::use_dictionary<Scalar>(q.mode, q.dict_entries, stored, i16 ? 2.0 + 4.0 / double(b) : 4.0)) q.core.values = sellp::Values::kDictionary;
-    else if (q.mode == sellp::Values::kDictionary && !fits)
+    if (fits && use_dictionary<Scalar>(q.mode, q.dict_entries, stored, i16 ? 2.0 + 4.0 / double(b) : 4.0)) q.core.values = Values::kDictionary;
+    else if (q.mode == Values::kDictionary && !fits)
       (void)PetscInfo(nullptr, "SELL-P: %" PetscInt64_FMT "%s distinct values, more than a value dictionary holds (65536): values stay plain\n",
-                      (PetscInt64)std::min(q.dict_entries, sellp::kMaxDictionary), q.dict_entries > sellp::kMaxDictionary ? "+" : "");
+                      (PetscInt64)std::min(q.dict_entries, kMaxDictionary), q.dict_entries > kMaxDictionary ? "+" : "");
   }
   // autocuda's SELL-P candidate: the dictionary where it cuts the bytes by 25% (values auto)
   static void allow_compressed_values(Params &p)
   {
-    if (p.mode == sellp::Values::kPlain) p.mode = sellp::Values::kAuto;
+    if (p.mode == Values::kPlain) p.mode = Values::kAuto;
   }
   static constexpr double kSortAbovePadding = 1.25; // sort rows when unsorted slices would store 25% more than nnz
   static constexpr int    kSigmaRows        = 4096; // window of the sort: rows of one window share x locality
@@ -154,9 +147,9 @@ struct SellpTraits {
   static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p)
   {
     auto D = sellp::build_on_device(*A.device, p.core, A.log);
-    if (p.core.values == sellp::Values::kDictionary) {
+    if (p.core.values == Values::kDictionary) {
       std::int64_t              count = 0;
-      const std::vector<Scalar> &table = A.device->distinct_values(sellp::kMaxDictionary, &count);
+      const std::vector<Scalar> &table = A.device->distinct_values(kMaxDictionary, &count);
       if (!table.empty()) sellp::encode_values(*D, table);
     }
     return D;
@@ -178,7 +171,7 @@ struct SellpTraits {
     const bool         idx16 = p.core.index != sellp::Index::k32 && sellp::index16_fits_sampled(A.host, b, 64); // sampled on the host
     const double       index = idx16 ? 2.0 + 4.0 / double(b) : 4.0;
     // resolve() has counted the distinct values where the dictionary applies
-    const double value = p.core.values == sellp::Values::kDictionary ? sellp::dictionary_value_bytes<Scalar>(p.dict_entries, stored) : double(sizeof(Scalar));
+    const double value = p.core.values == Values::kDictionary ? dictionary_value_bytes<Scalar>(p.dict_entries, stored) : double(sizeof(Scalar));
     return double(stored) * (value + index) + 4.0 * double(slices + 1) + (p.core.sigma > 1 ? 4.0 * double(A.nrows()) : 0.0);
   }
   // a thread walks entries t apart along its row
@@ -193,16 +186,8 @@ struct SellpTraits {
   }
   static std::string values(const Params &p)
   {
-    if (p.core.values == sellp::Values::kDictionary)
-      return "values as " + std::to_string(sellp::code_bytes_for(p.dict_entries)) + "-byte codes into a dictionary of " + std::to_string(p.dict_entries) +
-             " values (" + std::to_string(sellp::code_bytes_for(p.dict_entries)) + " instead of " + std::to_string(sizeof(Scalar)) + " bytes per stored entry" +
-             (p.core.shared_table && sellp::code_bytes_for(p.dict_entries) == 1 ? ", table in shared memory on the GPU)" : ")");
-    if (p.mode == sellp::Values::kPlain) return "values plain";
-    if (p.dict_entries < 0) return std::string("values ") + (p.mode == sellp::Values::kAuto ? "auto" : "dictionary") + " (decided per matrix)";
-    const std::string why = p.dict_entries == 0 ? std::string("no entries")
-                          : p.dict_entries > sellp::kMaxDictionary ? std::string("more than 65536 distinct values")
-                                                                   : std::to_string(p.dict_entries) + " distinct values, a dictionary would save too little";
-    return std::string("values plain (") + (p.mode == sellp::Values::kAuto ? "auto" : "dictionary") + ": " + why + ")";
+    const bool shared = p.core.shared_table && code_bytes_for(p.dict_entries) == 1;
+    return describe_values(p.mode, p.core.values == Values::kDictionary, p.dict_entries, shared ? ", table in shared memory on the GPU" : "");
   }
 };
 

@@ -100,7 +100,7 @@ private:
 };
 
 // The distinct bit patterns among val[0..n) (on the GPU), sorted by bit pattern: the table of a
-// value dictionary (sellp/dictionary.hpp's dictionary_table, entry for entry), or an empty table
+// value dictionary (common/core/dictionary.hpp's dictionary_table, entry for entry), or an empty table
 // when there are more than `limit`; *count: how many (limit + 1 when more). One pass over the
 // values, inserting into an open-addressing hash table in global memory (a warp inserts each of its
 // distinct keys once); the pass stops once past the limit. Ordered on `stream`, read back.

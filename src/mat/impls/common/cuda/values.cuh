@@ -1,6 +1,6 @@
-// Where the SELL-P kernels get the value of a stored entry: the plain value array, or a code into
-// the value dictionary (dictionary.hpp). The kernels take one of these as a template parameter, so
-// the dictionary form is the same kernel with a different load, not a copy of it.
+// Where the SELL-P and BELLPACK kernels get the value of a stored entry: the plain value array, or
+// a code into the value dictionary (common/core/dictionary.hpp). The kernels take one of these as a
+// template parameter, so the dictionary form is the same kernel with a different load, not a copy.
 //
 // The dictionary table is read with __ldg from global memory rather than staged in shared memory:
 // a table of a few entries stays in L1 after the first warps touch it, a 65536-entry table (512 KiB
@@ -9,12 +9,12 @@
 // benchmark to tell (examples/bench.cu, -types sellpcuda,sellpcuda:dict).
 #pragma once
 
-#include "../common/cuda/blocks.cuh"
+#include "blocks.cuh"
 
 #include <cstdint>
 
 namespace gpumats {
-namespace sellp {
+namespace cuda {
 
 constexpr int kMaxDictionary1Entries = 256; // kMaxDictionary1, as an int for the shared array
 
@@ -24,10 +24,10 @@ template <class V>
 struct PlainValues {
   const V *__restrict__ val;
   __device__ __forceinline__ void prepare() {}
-  template <cuda::LoadPolicy P>
+  template <LoadPolicy P>
   __device__ __forceinline__ V load(std::int64_t e) const
   {
-    return cuda::load_matrix<P>(val + e);
+    return load_matrix<P>(val + e);
   }
 };
 
@@ -38,15 +38,15 @@ struct DictionaryValues {
   const C *__restrict__ code;
   const V *__restrict__ table;
   __device__ __forceinline__ void prepare() {}
-  template <cuda::LoadPolicy P>
+  template <LoadPolicy P>
   __device__ __forceinline__ V load(std::int64_t e) const
   {
-    return __ldg(table + cuda::load_matrix<P>(code + e));
+    return __ldg(table + load_matrix<P>(code + e));
   }
 };
 
 // 1-byte codes with the table (at most 256 values) staged in shared memory by each block
-// (-mat_sellp_dictionary_shared): no L1 traffic for the table, at the price of a table load and a
+// (SELL-P's -mat_sellp_dictionary_shared; BELLPACK's kernels return early, so they do not use it): no L1 traffic for the table, at the price of a table load and a
 // barrier per block. Which one wins is for the benchmark.
 template <class V>
 struct SharedDictionaryValues {
@@ -61,12 +61,26 @@ struct SharedDictionaryValues {
     __syncthreads();
     staged = tab;
   }
-  template <cuda::LoadPolicy P>
+  template <LoadPolicy P>
   __device__ __forceinline__ V load(std::int64_t e) const
   {
-    return staged[cuda::load_matrix<P>(code + e)];
+    return staged[load_matrix<P>(code + e)];
   }
 };
 
-} // namespace sellp
+// The code of the value whose bit pattern is `key` in a table sorted by bit pattern (binary
+// search), or -1 when it is not there: the device encoders of SELL-P and BELLPACK.
+template <class V>
+__device__ __forceinline__ int dictionary_code(std::uint64_t key, const V *__restrict__ table, int entries)
+{
+  int lo = 0, hi = entries; // first table entry not below key
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (device_bits(table[mid]) < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < entries && device_bits(table[lo]) == key ? lo : -1;
+}
+
+} // namespace cuda
 } // namespace gpumats

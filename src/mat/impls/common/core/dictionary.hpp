@@ -1,7 +1,9 @@
-// SELL-P value dictionary (issue 14): lossless compression of the value array for matrices that
-// hold few distinct values (constant-coefficient stencils such as PETSc's ksp ex45 hold a handful).
-// SpMV is bandwidth bound, so an 8-byte double replaced by a 1-byte code into a small table cuts the
-// bytes per stored entry from 12 (value + 32-bit column) to 5, or to 3 with 16-bit column deltas.
+// Value dictionary: lossless compression of a format's value array for matrices that hold few
+// distinct values (constant-coefficient stencils such as PETSc's ksp ex45 hold a handful). SpMV is
+// bandwidth bound, so an 8-byte double replaced by a 1-byte code into a small table cuts SELL-P's
+// bytes per stored entry from 12 (value + 32-bit column) to 5, or to 3 with 16-bit column deltas,
+// and BELLPACK's (whose index is shared by a block) from about 8 to about 1. Used by SELL-P
+// (sellp/core.hpp) and BELLPACK (bellpack/core.hpp).
 //
 // One table for the whole matrix: it is exact (every value is its own entry), the cheapest to build
 // (one hash pass), and its cost (at most 256 x 8 bytes with 1-byte codes) is nothing beside the
@@ -9,7 +11,9 @@
 // matrices whose values vary slowly across rows, which a global count cannot see; not done.
 // Values are told apart by bit pattern, not by ==, so -0.0 and 0.0 get separate codes and NaN
 // payloads survive: decoding gives back the stored values bit for bit.
-// Padding entries are not counted (the kernels skip them by their column marker); they get code 0.
+// What a format encodes is its own: SELL-P skips its padding (the kernels skip it by its column
+// marker; it gets code 0), BELLPACK encodes every stored value, the zeros its blocks and padding
+// slots hold included (with_zero).
 // PETSc-free C++17.
 #pragma once
 
@@ -20,7 +24,6 @@
 #include <vector>
 
 namespace gpumats {
-namespace sellp {
 
 // How values are stored: plain (sizeof(V) bytes each), as dictionary codes where the matrix has at
 // most kMaxDictionary distinct values (plain otherwise), or auto: the dictionary where it also cuts
@@ -103,6 +106,18 @@ std::int64_t count_distinct(const V *val, std::int64_t n, std::int64_t limit)
   return 0;
 }
 
+// The table with +0.0 in it (at the front: its bit pattern, 0, sorts first), for a format that
+// also encodes the zeros it stores beside the matrix's values (BELLPACK's block fill); empty stays
+// empty, and a table that would grow past kMaxDictionary comes back empty (too many values).
+template <class V>
+std::vector<V> with_zero(std::vector<V> table)
+{
+  if (table.empty() || value_bits(table.front()) == 0) return table;
+  if (std::int64_t(table.size()) >= kMaxDictionary) return {};
+  table.insert(table.begin(), V(0));
+  return table;
+}
+
 // Bytes per stored entry of values: plain, or codes plus the table spread over the stored entries.
 template <class V>
 double dictionary_value_bytes(std::int64_t entries, std::int64_t stored)
@@ -124,5 +139,4 @@ bool use_dictionary(Values mode, std::int64_t entries, std::int64_t stored, doub
   return dict <= (1.0 - kDictionaryMinSaving) * plain;
 }
 
-} // namespace sellp
 } // namespace gpumats
