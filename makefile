@@ -124,7 +124,7 @@ $(BINDIR)/bench: $(OBJDIR)/bench.o $(LIB)
 # Offline benchmarks of BELLPACK's execution-time model (config/tuning/bellpack_model.cu): PETSc-free,
 # it links the library's CUDA objects only. `make bellpack-model` writes config/tuning/bellpack-h200.csv
 # on this machine's GPU; config/tuning/bellpack_fit.py turns it into src/mat/impls/bellpack/model.hpp.
-MODEL_OBJ := $(OBJDIR)/mat/impls/bellpack/cuda.o $(OBJDIR)/mat/impls/common/cuda/device.o $(OBJDIR)/mat/impls/common/cuda/csr.o
+MODEL_OBJ := $(OBJDIR)/mat/impls/bellpack/cuda.o $(OBJDIR)/mat/impls/bellpack/dictionary_kernels.o $(OBJDIR)/mat/impls/common/cuda/device.o $(OBJDIR)/mat/impls/common/cuda/csr.o
 
 $(BINDIR)/bellpack-model: config/tuning/bellpack_model.cu $(MODEL_OBJ)
 	@mkdir -p $(BINDIR)

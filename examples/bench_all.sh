@@ -20,6 +20,9 @@
 #                       bellpackcuda,autocuda; sellcuda is skipped by the bench where PETSc lacks it)
 #   BENCH_ALL_FAMILIES  generated families (default: poisson7 poisson27 block3 random4 random16
 #                       powerlaw shuffled7)
+#   BENCH_ALL_CONSTANT  generated families run again with -constant_values (every off-diagonal
+#                       entry -1, as a constant-coefficient stencil), with the value dictionary
+#                       variants (default: poisson7 block3)
 #   BENCH_ALL_FILES     tutorial matrices (default: ex45 ex19 ex56)
 #   BENCH_ALL_BUILD=0   use build/bin/bench and the tutorials as they are (default: make them first)
 #   BENCH_ALL_SMALL=1   tiny sizes for the generated families and the tutorials
@@ -29,6 +32,7 @@ cd "$(dirname "$0")/.." || exit 1
 OUT=${BENCH_ALL_OUT:-build/bench-all}
 TYPES=${BENCH_ALL_TYPES:-aijcusparse,sellcuda,cmrscuda,sellpcuda,bellpackcuda,autocuda}
 FAMILIES=${BENCH_ALL_FAMILIES:-poisson7 poisson27 block3 random4 random16 powerlaw shuffled7}
+CONSTANT=${BENCH_ALL_CONSTANT:-poisson7 block3}
 FILES=${BENCH_ALL_FILES:-ex45 ex19 ex56}
 SMALL=${BENCH_ALL_SMALL:-0}
 mkdir -p "$OUT/matrices"
@@ -74,7 +78,11 @@ done
 
 # --- the bench runs: the README's option variants per family, then the files --------------------
 V="-i16_mat_sellp_index auto -cached_mat_gpumats_loads cached -R128_mat_bellpack_partition_rows 128 -h8_mat_cmrs_height 8 \
--whole_mat_gpumats_long_rows 0 -rcm_mat_gpumats_reorder rcm -trial_mat_autocuda_trial"
+-whole_mat_gpumats_long_rows 0 -rcm_mat_gpumats_reorder rcm -trial_mat_autocuda_trial \
+-dict_mat_sellp_values dictionary -dict_mat_bellpack_values dictionary -dict16_mat_sellp_values dictionary -dict16_mat_sellp_index auto"
+# the value dictionary (SELL-P with 32- and 16-bit columns, BELLPACK), where values are few: the
+# constant-coefficient families and ex45
+DICT=",sellpcuda:i16,sellpcuda:dict,sellpcuda:dict16,bellpackcuda:dict"
 variants() {
   case $1 in
     poisson7) echo ",sellpcuda:i16,sellpcuda:cached,bellpackcuda:cached,bellpackcuda:R128,cmrscuda:h8,sellpcuda:rcm" ;;
@@ -105,9 +113,18 @@ for fam in $FAMILIES; do
   # shellcheck disable=SC2086 # V and size are option lists
   build/bin/bench -matrix "$fam" $size -types "$TYPES$(variants "$fam")" $V -csv "$csv" >"$OUT/bench-$fam.log" 2>&1 || { fail=1; tail -5 "$OUT/bench-$fam.log"; }
 done
+for fam in $CONSTANT; do
+  size=$([ "$SMALL" = 1 ] && small_n "$fam")
+  echo "# bench -matrix $fam $size -constant_values"
+  # shellcheck disable=SC2086 # V and size are option lists
+  build/bin/bench -matrix "$fam" $size -constant_values -types "$TYPES$DICT" $V -csv "$csv" >"$OUT/bench-$fam-constant.log" 2>&1 ||
+    { fail=1; tail -5 "$OUT/bench-$fam-constant.log"; }
+done
 for m in "${files[@]}"; do
   echo "# bench -f $m"
-  build/bin/bench -f "$m" -types "$TYPES" -csv "$csv" >"$OUT/bench-$(basename "$m" .bin).log" 2>&1 || { fail=1; tail -5 "$OUT/bench-$(basename "$m" .bin).log"; }
+  extra=$(case $(basename "$m") in ex45*) echo "$DICT" ;; esac)
+  # shellcheck disable=SC2086 # V is an option list
+  build/bin/bench -f "$m" -types "$TYPES$extra" $V -csv "$csv" >"$OUT/bench-$(basename "$m" .bin).log" 2>&1 || { fail=1; tail -5 "$OUT/bench-$(basename "$m" .bin).log"; }
 done
 python3 examples/bench_report.py "$csv" --md "$OUT/results.md" --png "$OUT/speedup.png" || fail=1
 echo "# $((SECONDS - start)) s of bench runs; CSV $csv, tables $OUT/results.md, plot $OUT/speedup.png"

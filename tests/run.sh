@@ -186,14 +186,15 @@ if ! skipped petsc; then
     with_option "2 3" "$opt"
   done
   # the same products and solves with the glue's options: copies in RCM order, rows longer than 3
-  # split into the warp-per-row tail, and both; SELL-P's value dictionary (forced: the test
-  # matrices' values are random, so they get 2-byte codes or, past 65536, plain values), with the
-  # 16-bit column deltas where they fit (test_update changes values: the dictionary is rebuilt);
+  # split into the warp-per-row tail, and both; SELL-P's and BELLPACK's value dictionaries (forced:
+  # the test matrices' values are random, so they get 2-byte codes or, past 65536, plain values),
+  # with SELL-P's 16-bit column deltas where they fit (test_update changes values: the dictionary
+  # is rebuilt);
   # copies built at the first use after an assembly rather than inside MatAssemblyEnd (-mat_gpumats_build_at);
   # GPU types also with their copies converted on the host (-mat_gpumats_build host, the
   # reference path of the device builds)
   glue_opts=("-mat_gpumats_reorder rcm" "-mat_gpumats_long_rows 3" "-mat_gpumats_reorder rcm -mat_gpumats_long_rows 3"
-    "-mat_sellp_values dictionary -mat_sellp_index auto" "-mat_gpumats_build_at use")
+    "-mat_sellp_values dictionary -mat_sellp_index auto -mat_bellpack_values dictionary" "-mat_gpumats_build_at use")
   case " $TYPES " in *cuda\ *) glue_opts+=("-mat_gpumats_build host") ;; esac
   for opt in "${glue_opts[@]}"; do
     with_option "1 2" "$opt"
@@ -502,6 +503,12 @@ if ! skipped options; then
       expect_output "values-view/$t" "1-byte codes into a dictionary of 2 values" "${EX2[@]}" -mat_type "$t" -mat_sellp_values dictionary -mat_view ::ascii_info
       expect_output "values-auto-view/$t" "1-byte codes into a dictionary" "${EX2[@]}" -mat_type "$t" -mat_sellp_values auto -mat_view ::ascii_info
       expect_error "bad-option/$t -mat_sellp_values" "mat_sellp_values" "${EX2[@]}" -mat_type "$t" -mat_sellp_values gzip
+    fi
+    if [ "$base" = bellpack ]; then # ex2's two values and the +0.0 that BELLPACK's padding stores: a dictionary of 3
+      expect_output "values-view/$t" "BELLPACK.*1-byte codes into a dictionary of 3 values" "${EX2[@]}" -mat_type "$t" -mat_bellpack_values dictionary -mat_view ::ascii_info
+      expect_output "values-auto-view/$t" "BELLPACK.*1-byte codes into a dictionary" "${EX2[@]}" -mat_type "$t" -mat_bellpack_values auto -mat_view ::ascii_info
+      expect_output "values-plain-view/$t" "BELLPACK.*values plain" "${EX2[@]}" -mat_type "$t" -mat_view ::ascii_info
+      expect_error "bad-option/$t -mat_bellpack_values" "mat_bellpack_values" "${EX2[@]}" -mat_type "$t" -mat_bellpack_values gzip
     fi
     expect_error "bad-option/$t -mat_gpumats_reorder" "mat_gpumats_reorder" "${EX2[@]}" -mat_type "$t" -mat_gpumats_reorder amd
     expect_output "long-rows-view/$t" "rows longer than 3 split" "${EX2[@]}" -mat_type "$t" -mat_gpumats_long_rows 3 -mat_view ::ascii_info

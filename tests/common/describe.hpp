@@ -22,7 +22,8 @@ inline std::string describe(const gpumats::sellp::Params &p)
 inline std::string describe(const gpumats::bellpack::Params &p)
 {
   return "r=" + std::to_string(p.r) + " c=" + std::to_string(p.c) + " R=" + std::to_string(p.partition_rows) +
-         (p.row_threads ? " T=" + std::to_string(p.row_threads) : std::string(" T=auto"));
+         (p.row_threads ? " T=" + std::to_string(p.row_threads) : std::string(" T=auto")) +
+         (p.values == gpumats::Values::kPlain ? "" : (p.values == gpumats::Values::kDictionary ? " dictionary" : " values=auto"));
 }
 
 } // namespace testmat

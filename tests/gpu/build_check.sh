@@ -52,7 +52,7 @@ if ! skipped kernels; then
   # linked with the kernels' objects that make lib compiled (in parallel), not compiled again
   O=build/obj/mat/impls
   if $NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/gpu/test_kernels.cu $O/common/cuda/device.o $O/common/cuda/csr.o \
-    $O/cmrs/cuda.o $O/sellp/cuda.o $O/bellpack/cuda.o $O/auto/cuda.o -lcusparse >"$OUT/kernels-build.log" 2>&1; then
+    $O/cmrs/cuda.o $O/sellp/cuda.o $O/bellpack/cuda.o $O/bellpack/dictionary_kernels.o $O/auto/cuda.o -lcusparse >"$OUT/kernels-build.log" 2>&1; then
     build/bin/test_kernels >"$OUT/kernels.log" 2>&1
     grep '^not ok' "$OUT/kernels.log" | head -40
     grep -E '^ok gpu/(index-forms|out-of-memory|cusparse-csr-from-upload)' "$OUT/kernels.log" | sed -n '1,3p'

@@ -42,13 +42,13 @@ gskipped() { case " ${GPUMATS_GPU_SKIP:-} " in *" $1 "*) echo "# skipped: $1 (GP
 
 # --- 3. kernel unit tests --------------------------------------------------------------------
 # test_kernels' parts (--only), each run as a process of its own here and under memcheck
-parts="cmrs cmrs-kernels sellp bellpack csr index-forms csr-upload gather values"
+parts="cmrs cmrs-kernels sellp bellpack bellpack-dictionary csr index-forms csr-upload gather values"
 if ! gskipped kernels || ! gskipped memcheck; then
 NVCC=${CUDA_DIR:-/usr/local/cuda}/bin/nvcc
 # linked with the kernels' objects that make compiled (in parallel), not compiled again
 O=build/obj/mat/impls
 $NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/gpu/test_kernels.cu $O/common/cuda/device.o $O/common/cuda/csr.o \
-  $O/cmrs/cuda.o $O/sellp/cuda.o $O/bellpack/cuda.o $O/auto/cuda.o -lcusparse \
+  $O/cmrs/cuda.o $O/sellp/cuda.o $O/bellpack/cuda.o $O/bellpack/dictionary_kernels.o $O/auto/cuda.o -lcusparse \
   >build/test-logs/kernels-build.log 2>&1 || { tail -20 build/test-logs/kernels-build.log; fail=$((fail + 1)); }
 fi
 if ! gskipped kernels; then
@@ -61,7 +61,7 @@ rm -f build/test-logs/kernels-*-double.log build/test-logs/kernels-*-float.log
 for prec in double float; do
   for p in $parts; do
     [ "$p" = gather ] && [ "$prec" = float ] && continue # double only
-    case $p in cmrs | cmrs-kernels | sellp | bellpack) n=4 ;; *) n=1 ;; esac
+    case $p in cmrs | cmrs-kernels | sellp | bellpack) n=4 ;; bellpack-dictionary) n=2 ;; *) n=1 ;; esac
     for ((k = 0; k < n; k++)); do
       build/bin/test_kernels --precision $prec --only $p --shard $k/$n >build/test-logs/kernels-$p-$k-$prec.log 2>&1 &
     done

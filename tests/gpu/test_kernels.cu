@@ -394,6 +394,63 @@ bool bellpack_case(const Csr<V> &A, const bellpack::Params &p, std::string &why)
   return check_spmv_transpose(*conv, A, host_t, false, why);
 }
 
+// The dictionary form of BELLPACK, as sellp_dictionary_case: A's values cycled through `distinct`
+// of them; the host form uploaded and downloaded unchanged; the device conversion encoded on the
+// device against the table the glue gives it (the distinct values and +0.0) into the host's codes;
+// products and transposes against the references; y = A x bitwise the plain device copy's, with
+// one thread per block row and with the wide kernels alike (p.row_threads).
+template <class V>
+bool bellpack_dictionary_case(const Csr<V> &A0, const bellpack::Params &p0, std::string &why)
+{
+  for (const std::int64_t distinct : {std::int64_t(5), std::int64_t(300)}) {
+    const std::string what = "dictionary of " + std::to_string(distinct) + ": ";
+    Csr<V>            A    = A0;
+    for (std::size_t k = 0; k < A.val.size(); ++k) A.val[k] = A0.val[k % std::size_t(distinct)];
+    bellpack::Params p = p0;
+    p.values           = Values::kPlain;
+    const auto Hp      = bellpack::from_csr(A.view(), p);
+    p.values           = Values::kDictionary;
+    const auto H       = bellpack::from_csr(A.view(), p);
+    if (H.stored() && !H.values_compressed()) return why = what + "not compressed", false;
+    auto       up = bellpack::to_device(H);
+    auto       pl = bellpack::to_device(Hp);
+    const auto D  = bellpack::download(*up);
+    if (up->values_compressed() != H.values_compressed() || D.code_bytes != H.code_bytes || D.code8 != H.code8 || D.code16 != H.code16 ||
+        !bits_equal(D.dict, H.dict) || !D.val.empty() != !H.val.empty())
+      return why = what + "download differs from the uploaded dictionary form", false;
+    if (!check_bytes(*up, 0, "dictionary", why) || !check_spmv(*up, A, false, why)) return why = what + why, false;
+    const std::function<void(const V *, const Epilogue<V> &)> host_t = [&](const V *x, const Epilogue<V> &ep) { bellpack::spmv_transpose(H, x, ep); };
+    if (!check_spmv_transpose(*up, A, host_t, false, why)) return why = what + why, false;
+    if (H.stored()) { // the glue's path: converted on the device, encoded there
+      auto conv = bellpack::build_on_device(A.view(), p);
+      bellpack::encode_values(*conv, with_zero(dictionary_table(A.val.data(), A.nnz())));
+      const auto C = bellpack::download(*conv);
+      if (!conv->values_compressed() || C.code_bytes != H.code_bytes || C.code8 != H.code8 || C.code16 != H.code16 || !bits_equal(C.dict, H.dict) ||
+          C.block_col != H.block_col || C.part_ptr != H.part_ptr)
+        return why = what + "device encoding differs from the host's", false;
+      if (!check_spmv(*conv, A, false, why) || !check_spmv_transpose(*conv, A, host_t, false, why)) return why = what + "encoded on the device: " + why, false;
+      // a table without +0.0 misses the fill's zeros: refused, not a wrong product
+      bool refused = false;
+      if (value_bits(C.dict.front()) == 0 && C.dict.size() > 1) {
+        auto again = bellpack::build_on_device(A.view(), p);
+        try {
+          bellpack::encode_values(*again, std::vector<V>(C.dict.begin() + 1, C.dict.end()));
+        } catch (const FormatError &) {
+          refused = true;
+        }
+        if (!refused && A.nnz() != H.stored()) return why = what + "a table without +0.0 was accepted for a layout that stores zeros", false;
+      }
+    }
+    const std::vector<V> x = testmat::random_vector<V>(A.ncols, 3);
+    DeviceArray<V>       dx(x), y1(std::vector<V>(std::size_t(A.nrows))), y2(std::vector<V>(std::size_t(A.nrows)));
+    up->spmv(dx.p, Epilogue<V>{V(1), V(0), nullptr, y1.p}, nullptr);
+    pl->spmv(dx.p, Epilogue<V>{V(1), V(0), nullptr, y2.p}, nullptr);
+    cudaDeviceSynchronize();
+    if (!bits_equal(y1.get(), y2.get())) return why = what + "y = A x differs in bits from the plain copy's", false;
+  }
+  return true;
+}
+
 // Small matrices get every parameter value; large ones (many blocks and grid strides) the reduced
 // sweep, where host-side conversion would otherwise dominate the run.
 // cuSPARSE CSR, autocuda's fallback candidate, and the trial timer on it
@@ -654,6 +711,12 @@ void run_all(const char *vname)
   run<V, cmrs::Params>("cmrs-kernels", vname, mats, cp, ck, cmrs_kernels_case<V>);
   run<V, sellp::Params>("sellp", vname, mats, sp, sq, sellp_case<V>);
   run<V, bellpack::Params>("bellpack", vname, mats, bp, bq, bellpack_case<V>);
+  // the value dictionary: every block size at R = 32 (the layout is tested above), threads per
+  // block row cycled as there; the reduced sweep as bq
+  std::vector<bellpack::Params> bd;
+  for (int r = 1; r <= 8; ++r)
+    for (int c = 1; c <= 8; ++c) bd.push_back({r, c, 32, row_threads[(r * 8 + c) % 7], Values::kDictionary});
+  run<V, bellpack::Params>("bellpack-dictionary", vname, mats, bd, bq, bellpack_dictionary_case<V>);
   if (part("csr")) run_csr<V>(vname, mats);
   if (part("index-forms")) run_index_forms<V>(vname, mats);
   if (part("csr-upload")) run_csr_from_upload<V>(vname, mats);

@@ -280,7 +280,7 @@ static PetscErrorCode CompareAll(Mat R, Mat B, const char *step, const char *typ
 
 /* Whether MatSetValuesCOO with device values must take the device values-only path on B: the
    sequential GPU types, except autocuda (its choice may be a SELL-P copy with a value dictionary,
-   which is rebuilt) and runs that ask for SELL-P dictionaries. */
+   which is rebuilt) and runs that ask for SELL-P or BELLPACK dictionaries. */
 static PetscBool DevicePathExpected(Mat B, const char *type)
 {
   PetscMPIInt size;
@@ -292,6 +292,10 @@ static PetscBool DevicePathExpected(Mat B, const char *type)
   PetscStrbeginswith(type, "auto", &autotype);
   PetscOptionsGetString(NULL, NULL, "-mat_sellp_values", values, sizeof(values), &dict);
   if (dict && !strcmp(values, "plain")) dict = PETSC_FALSE;
+  if (!dict) { /* BELLPACK's value form likewise */
+    PetscOptionsGetString(NULL, NULL, "-mat_bellpack_values", values, sizeof(values), &dict);
+    if (dict && !strcmp(values, "plain")) dict = PETSC_FALSE;
+  }
   return (size == 1 && gpu && !autotype && !dict) ? PETSC_TRUE : PETSC_FALSE;
 }
 

@@ -371,6 +371,13 @@ int main(int argc, char **argv)
   }
   PetscCall(PetscStrcmp(values, "plain", &dictionary));
   dictionary = dictionary ? PETSC_FALSE : PETSC_TRUE; /* dictionary or auto: a copy may hold codes */
+  {                                                   /* BELLPACK's value form likewise */
+    char      bvalues[64] = "plain";
+    PetscBool bplain;
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_bellpack_values", bvalues, sizeof(bvalues), NULL));
+    PetscCall(PetscStrcmp(bvalues, "plain", &bplain));
+    if (!bplain) dictionary = PETSC_TRUE;
+  }
   for (size_t m = 0; m < sizeof(mats) / sizeof(mats[0]); m++) {
     for (PetscInt t = 0; t < types.ntypes; t++) {
       Mat  A, B;

@@ -114,7 +114,7 @@ double predict_us(const Candidate &k, bool banded)
 class AutoOperator final : public FormatOperator {
 public:
   bool trial = false;
-  // -mat_autocuda_values: whether the SELL-P candidate may hold its values in a dictionary
+  // -mat_autocuda_values: whether the SELL-P and BELLPACK candidates may hold their values in a dictionary
   bool values_auto = true;
 
   std::unique_ptr<FormatOperator> clone_parameters() const override
@@ -134,7 +134,7 @@ public:
     PetscFunctionBegin;
     PetscCall(PetscOptionsBool("-mat_autocuda_trial", "Confirm the model's choice by timing the two best formats on this GPU", "MATAUTOCUDA", t, &t, NULL));
     PetscCall(PetscOptionsEList("-mat_autocuda_values",
-                                "Values of the SELL-P candidate: auto (a value dictionary, 1- or 2-byte codes, where it cuts the bytes of a product by 25%) or plain",
+                                "Values of the SELL-P and BELLPACK candidates: auto (a value dictionary, 1- or 2-byte codes, where it cuts the bytes of a product by 25%) or plain",
                                 "MATAUTOCUDA", modes, 2, modes[v], &v, NULL));
     *changed    = (bool(t) != trial || bool(v) != values_auto) ? PETSC_TRUE : PETSC_FALSE;
     trial       = t;
@@ -156,7 +156,10 @@ public:
     c.push_back({"sellp", sellp_info.make()});
     if (values_auto) c.back().op->allow_compressed_values(); // (SELL-P counts the distinct values on the GPU)
     c.push_back({"cmrs", cmrs_info.make()});
-    if (bs > 1 && bs <= 8) c.push_back({"bellpack", bellpack_info.make()});
+    if (bs > 1 && bs <= 8) {
+      c.push_back({"bellpack", bellpack_info.make()});
+      if (values_auto) c.back().op->allow_compressed_values(); // (the distinct values counted once, kept with the upload)
+    }
     c.push_back({"csr", std::make_unique<CsrOperator>()});
     const bool banded = A.nrows() == 0 || sellp_banded(A.host); // sampled on the host
     for (Candidate &k : c) {
