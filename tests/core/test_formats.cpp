@@ -572,63 +572,52 @@ Csr<V> with_values(const Csr<double> &pattern, const std::vector<V> &values)
   return A;
 }
 
-// What the dictionary tests need of a format with a value dictionary: build in a value form, the
-// round trip, the products, the footprint, and the table the device encoder is given for a matrix
-// (SELL-P: the distinct values; BELLPACK: those and +0.0, which its fill and padding store).
-struct SellpDictionary {
-  using P = sellp::Params;
-  static constexpr const char *name = "sellp";
+// What the dictionary tests need of a format with a value dictionary (P: its Params; the core's
+// functions are found through P's namespace): build in a value form, the round trip, the products,
+// the footprint, and the table the device encoder is given for a matrix (SELL-P: the distinct
+// values; BELLPACK, WITH_ZERO: those and +0.0, which its fill and padding store).
+template <class P, bool WITH_ZERO>
+struct DictionaryForm {
+  using Params = P;
   template <class V>
   static auto build(const Csr<V> &A, P p, Values v)
   {
     p.values = v;
-    return sellp::from_csr(A.view(), p);
+    return from_csr(A.view(), p); // (the format's own, found through P's namespace)
   }
   template <class M>
-  static auto to_csr(const M &m) { return sellp::to_csr(m); }
+  static auto round_trip(const M &m) { return to_csr(m); }
   template <class M, class V>
-  static void mult(const M &m, bool trans, const V *x, const Epilogue<V> &ep) { trans ? sellp::spmv_transpose(m, x, ep) : sellp::spmv(m, x, ep); }
+  static void mult(const M &m, bool trans, const V *x, const Epilogue<V> &ep) { trans ? spmv_transpose(m, x, ep) : spmv(m, x, ep); }
   template <class M>
-  static Footprint footprint(const M &m) { return sellp::footprint(m); }
+  static Footprint bytes(const M &m) { return footprint(m); }
   template <class V>
-  static std::vector<V> table(const Csr<V> &A) { return dictionary_table(A.val.data(), A.nnz()); }
-};
-struct BellpackDictionary {
-  using P = bellpack::Params;
-  static constexpr const char *name = "bellpack";
-  template <class V>
-  static auto build(const Csr<V> &A, P p, Values v)
+  static std::vector<V> table(const Csr<V> &A)
   {
-    p.values = v;
-    return bellpack::from_csr(A.view(), p);
+    std::vector<V> t = dictionary_table(A.val.data(), A.nnz());
+    return WITH_ZERO ? with_zero(std::move(t)) : t;
   }
-  template <class M>
-  static auto to_csr(const M &m) { return bellpack::to_csr(m); }
-  template <class M, class V>
-  static void mult(const M &m, bool trans, const V *x, const Epilogue<V> &ep) { trans ? bellpack::spmv_transpose(m, x, ep) : bellpack::spmv(m, x, ep); }
-  template <class M>
-  static Footprint footprint(const M &m) { return bellpack::footprint(m); }
-  template <class V>
-  static std::vector<V> table(const Csr<V> &A) { return with_zero(dictionary_table(A.val.data(), A.nnz())); }
 };
+using SellpDictionary    = DictionaryForm<sellp::Params, false>;
+using BellpackDictionary = DictionaryForm<bellpack::Params, true>;
 
 // The dictionary form against the plain form of the same matrix: values back bit for bit, and
 // host products (forward and transposed, all epilogues) bitwise equal, the summation order being
 // the same. Returns "" or the reason.
 template <class F, class V>
-std::string dictionary_vs_plain(const Csr<V> &A, const typename F::P &p, int expect_code_bytes)
+std::string dictionary_vs_plain(const Csr<V> &A, const typename F::Params &p, int expect_code_bytes)
 {
   const auto P = F::build(A, p, Values::kPlain);
   const auto D = F::build(A, p, Values::kDictionary);
   if (D.code_bytes != expect_code_bytes) return "code bytes " + std::to_string(D.code_bytes) + ", expected " + std::to_string(expect_code_bytes);
   if (D.values_compressed() != (expect_code_bytes != 0) || (expect_code_bytes && !D.val.empty())) return "values_compressed/val inconsistent";
-  if (!same_bits(F::to_csr(D).val, A.val)) return "round trip changes value bits";
+  if (!same_bits(F::round_trip(D).val, A.val)) return "round trip changes value bits";
   // the table the device encoder is given (sorted by bit pattern) is the host's
   if (expect_code_bytes && !same_bits(F::table(A), D.dict)) return "the device's table differs from the host's";
   if (!expect_code_bytes && !F::table(A).empty()) return "the table of too many values is not empty";
   for (std::size_t k = 1; k < D.dict.size(); ++k)
     if (!(value_bits(D.dict[k - 1]) < value_bits(D.dict[k]))) return "table not sorted by bit pattern";
-  const Footprint fp = F::footprint(D), fq = F::footprint(P);
+  const Footprint fp = F::bytes(D), fq = F::bytes(P);
   if (fp.index_bytes != fq.index_bytes) return "index bytes differ";
   if (expect_code_bytes && fp.value_bytes != expect_code_bytes * D.stored() + std::int64_t(sizeof(V) * D.dict.size())) return "value bytes miscounted";
   for (const bool trans : {false, true}) {

@@ -111,12 +111,7 @@ bool compress_values(Matrix<V> &M, Values mode)
     if ((code[std::size_t(v)] = d.code(M.val[std::size_t(v)], kMaxDictionary)) < 0) return false;
   const double index = double(footprint(M).index_bytes) / double(M.stored());
   if (!use_dictionary<V>(mode, std::int64_t(d.table.size()), M.stored(), index)) return false;
-  M.code_bytes                             = code_bytes_for(std::int64_t(d.table.size()));
-  const std::vector<std::int32_t> renumber = d.sort();
-  for (auto &k : code) k = renumber[std::size_t(k)];
-  if (M.code_bytes == 1) M.code8.assign(code.begin(), code.end());
-  else M.code16.assign(code.begin(), code.end());
-  M.dict = std::move(d.table);
+  M.code_bytes = store_codes(d, code, [](std::int64_t) { return false; }, M.dict, M.code8, M.code16);
   M.val.clear();
   M.val.shrink_to_fit();
   return true;

@@ -323,7 +323,9 @@ std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M)
 
 // ---- value dictionary, encoded on the device (common/core/dictionary.hpp) ----------------------
 // Every stored value (block fill and padding slots' zeros included) gets its position in the
-// table, found by binary search: the same codes as the host's compress_values, array for array.
+// table, found by binary search: the same codes as the host's compress_values, array for array. A
+// table without +0.0 misses the zeros of a layout that stores any: refused (a FormatError), never a
+// wrong code.
 
 namespace {
 
@@ -332,9 +334,7 @@ __global__ void encode_kernel(std::int64_t stored, const V *__restrict__ val, co
 {
   const std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (v >= stored) return;
-  const int k = cuda::dictionary_code(cuda::device_bits(val[v]), table, entries);
-  if (k >= 0) code[v] = C(k);
-  else atomicOr(missing, 1);
+  cuda::encode_entry(val[v], table, entries, code + v, missing);
 }
 
 } // namespace
@@ -343,26 +343,12 @@ template <class V>
 void encode_values(cuda::Operator<V> &op, const std::vector<V> &table)
 {
   auto              &D      = dynamic_cast<DeviceMatrix<V> &>(op);
-  const int          w      = code_bytes_for(std::int64_t(table.size()));
   const std::int64_t stored = D.footprint.stored;
-  if (!w || table.empty()) throw FormatError("BELLPACK: a value dictionary holds 1 to 65536 values, not " + std::to_string(table.size()));
-  if (D.code_bytes) throw FormatError("BELLPACK: the values are already encoded");
-  if (!stored) return;
-  Buffer codes(std::size_t(stored) * w), missing(sizeof(int));
-  Buffer tab = cuda::upload(table.data(), table.size());
-  int    bad = 0;
-  cuda::check(cudaMemset(missing.get(), 0, sizeof(int)), "cudaMemset");
-  const unsigned blocks = unsigned((stored + 255) / 256);
-  if (w == 1) encode_kernel<V, std::uint8_t><<<blocks, 256>>>(stored, D.val.template as<V>(), tab.as<V>(), int(table.size()), codes.as<std::uint8_t>(), missing.as<int>());
-  else encode_kernel<V, std::uint16_t><<<blocks, 256>>>(stored, D.val.template as<V>(), tab.as<V>(), int(table.size()), codes.as<std::uint16_t>(), missing.as<int>());
-  cuda::check_launch("BELLPACK dictionary encode kernel");
-  cuda::copy_to_host_sync(&bad, missing.get(), sizeof(int), nullptr);
-  if (bad) throw FormatError("BELLPACK: a stored value is missing from the value dictionary (its table must hold +0.0: with_zero)");
-  D.codes                 = std::move(codes);
-  D.table                 = std::move(tab);
-  D.val                   = Buffer();
-  D.code_bytes            = w;
-  D.footprint.value_bytes = std::int64_t(w) * stored + std::int64_t(sizeof(V) * table.size());
+  cuda::encode_dictionary("BELLPACK", table, D.code_bytes, D.codes, D.table, D.val, D.footprint, [&](int w, Buffer &codes, const Buffer &tab, int *missing) {
+    const unsigned blocks = unsigned((stored + 255) / 256);
+    if (w == 1) encode_kernel<V, std::uint8_t><<<blocks, 256>>>(stored, D.val.template as<V>(), tab.as<V>(), int(table.size()), codes.as<std::uint8_t>(), missing);
+    else encode_kernel<V, std::uint16_t><<<blocks, 256>>>(stored, D.val.template as<V>(), tab.as<V>(), int(table.size()), codes.as<std::uint16_t>(), missing);
+  });
 }
 
 #define GPUMATS_BELLPACK_INSTANTIATE_I(V, I)                                                                                                 \

@@ -176,13 +176,7 @@ bool compress_values(Matrix<V> &M, Values mode)
     if (M.column(e) != kPadColumn && (code[e] = d.code(M.val[e], kMaxDictionary)) < 0) return false;
   const double index = double(footprint(M).index_bytes) / double(M.stored());
   if (!use_dictionary<V>(mode, std::int64_t(d.table.size()), M.stored(), index)) return false;
-  M.code_bytes                          = code_bytes_for(std::int64_t(d.table.size()));
-  const std::vector<std::int32_t> renumber = d.sort(); // padding keeps code 0
-  for (std::int64_t e = 0; e < M.stored(); ++e)
-    if (M.column(e) != kPadColumn) code[e] = renumber[code[e]];
-  if (M.code_bytes == 1) M.code8.assign(code.begin(), code.end());
-  else M.code16.assign(code.begin(), code.end());
-  M.dict = std::move(d.table);
+  M.code_bytes = store_codes(d, code, [&M](std::int64_t e) { return M.column(e) == kPadColumn; }, M.dict, M.code8, M.code16); // padding keeps code 0
   M.val.clear();
   M.val.shrink_to_fit();
   return true;

@@ -533,9 +533,7 @@ __global__ void encode_kernel(std::int64_t stored, const void *__restrict__ col,
     code[e] = 0;
     return;
   }
-  const int k = cuda::dictionary_code(cuda::device_bits(val[e]), table, entries);
-  if (k >= 0) code[e] = C(k);
-  else atomicOr(missing, 1);
+  cuda::encode_entry(val[e], table, entries, code + e, missing);
 }
 
 } // namespace
@@ -543,29 +541,15 @@ __global__ void encode_kernel(std::int64_t stored, const void *__restrict__ col,
 template <class V>
 void encode_values(cuda::Operator<V> &op, const std::vector<V> &table)
 {
-  auto              &D = dynamic_cast<DeviceMatrix<V> &>(op);
-  const int          w = code_bytes_for(std::int64_t(table.size()));
+  auto              &D      = dynamic_cast<DeviceMatrix<V> &>(op);
   const std::int64_t stored = D.footprint.stored;
-  if (!w || table.empty()) throw FormatError("SELL-P: a value dictionary holds 1 to 65536 values, not " + std::to_string(table.size()));
-  if (D.code_bytes) throw FormatError("SELL-P: the values are already encoded");
-  if (!stored) return;
-  Buffer codes(std::size_t(stored) * w), missing(sizeof(int));
-  Buffer tab = cuda::upload(table.data(), table.size());
-  int    bad = 0;
-  cuda::check(cudaMemset(missing.get(), 0, sizeof(int)), "cudaMemset");
-  auto go = [&](auto kernel, auto *out) {
-    kernel<<<unsigned((stored + 255) / 256), 256>>>(stored, D.col.get(), D.val.template as<V>(), tab.as<V>(), int(table.size()), out, missing.as<int>());
-  };
-  if (w == 1) D.index16 ? go(encode_kernel<V, std::uint8_t, true>, codes.as<std::uint8_t>()) : go(encode_kernel<V, std::uint8_t, false>, codes.as<std::uint8_t>());
-  else D.index16 ? go(encode_kernel<V, std::uint16_t, true>, codes.as<std::uint16_t>()) : go(encode_kernel<V, std::uint16_t, false>, codes.as<std::uint16_t>());
-  cuda::check_launch("SELL-P dictionary encode kernel");
-  cuda::copy_to_host_sync(&bad, missing.get(), sizeof(int), nullptr);
-  if (bad) throw FormatError("SELL-P: a stored value is missing from the value dictionary");
-  D.codes                  = std::move(codes);
-  D.table                  = std::move(tab);
-  D.val                    = Buffer();
-  D.code_bytes             = w;
-  D.footprint.value_bytes  = std::int64_t(w) * stored + std::int64_t(sizeof(V) * table.size());
+  cuda::encode_dictionary("SELL-P", table, D.code_bytes, D.codes, D.table, D.val, D.footprint, [&](int w, Buffer &codes, const Buffer &tab, int *missing) {
+    auto go = [&](auto kernel, auto *out) {
+      kernel<<<unsigned((stored + 255) / 256), 256>>>(stored, D.col.get(), D.val.template as<V>(), tab.as<V>(), int(table.size()), out, missing);
+    };
+    if (w == 1) D.index16 ? go(encode_kernel<V, std::uint8_t, true>, codes.as<std::uint8_t>()) : go(encode_kernel<V, std::uint8_t, false>, codes.as<std::uint8_t>());
+    else D.index16 ? go(encode_kernel<V, std::uint16_t, true>, codes.as<std::uint16_t>()) : go(encode_kernel<V, std::uint16_t, false>, codes.as<std::uint16_t>());
+  });
 }
 
 #define GPUMATS_SELLP_INSTANTIATE_I(V, I)                                                                                                    \

@@ -79,6 +79,23 @@ struct DictionaryBuilder {
   }
 };
 
+// The end of a format's compress_values: `code` holds d's codes in order of first appearance, one
+// per stored entry; they are renumbered to the sorted table (but where skip(e): SELL-P's padding
+// keeps code 0) and stored in 1 or 2 bytes, the table moved into dict. Returns the code width.
+template <class V, class Skip>
+int store_codes(DictionaryBuilder<V> &d, std::vector<std::int32_t> &code, Skip skip, std::vector<V> &dict, std::vector<std::uint8_t> &code8,
+                std::vector<std::uint16_t> &code16)
+{
+  const int                       w        = code_bytes_for(std::int64_t(d.table.size()));
+  const std::vector<std::int32_t> renumber = d.sort();
+  for (std::size_t e = 0; e < code.size(); ++e)
+    if (!skip(std::int64_t(e))) code[e] = renumber[std::size_t(code[e])];
+  if (w == 1) code8.assign(code.begin(), code.end());
+  else code16.assign(code.begin(), code.end());
+  dict = std::move(d.table);
+  return w;
+}
+
 // The sorted table of the distinct values of val[0..n), or an empty one when there are more than
 // kMaxDictionary (what the device builder is given: it encodes by binary search).
 template <class V>

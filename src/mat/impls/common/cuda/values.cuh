@@ -9,9 +9,13 @@
 // benchmark to tell (examples/bench.cu, -types sellpcuda,sellpcuda:dict).
 #pragma once
 
+#include "../core/dictionary.hpp"
 #include "blocks.cuh"
+#include "check.cuh"
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace gpumats {
 namespace cuda {
@@ -80,6 +84,44 @@ __device__ __forceinline__ int dictionary_code(std::uint64_t key, const V *__res
     else hi = mid;
   }
   return lo < entries && device_bits(table[lo]) == key ? lo : -1;
+}
+
+// *code = the code of v, or *missing raised when v is not in the table: one entry of a format's
+// encode kernel.
+template <class V, class C>
+__device__ __forceinline__ void encode_entry(V v, const V *__restrict__ table, int entries, C *code, int *missing)
+{
+  const int k = dictionary_code(device_bits(v), table, entries);
+  if (k >= 0) *code = C(k);
+  else atomicOr(missing, 1);
+}
+
+// The host side of a format's device encoder for a copy holding footprint.stored values in `val`:
+// checks the table (sorted by bit pattern, 1 to kMaxDictionary values), uploads it, and calls
+// launch(code_bytes, codes, table, missing) to queue the format's encode kernel, which writes the
+// codes and raises *missing for a value the table lacks (a FormatError here). The copy then holds
+// codes and table instead of val, and its footprint counts them.
+template <class V, class Launch>
+void encode_dictionary(const char *format, const std::vector<V> &table, int &code_bytes, Buffer &codes, Buffer &on_device, Buffer &val, Footprint &fp, Launch &&launch)
+{
+  const int          w      = code_bytes_for(std::int64_t(table.size()));
+  const std::int64_t stored = fp.stored;
+  if (!w || table.empty()) throw FormatError(std::string(format) + ": a value dictionary holds 1 to 65536 values, not " + std::to_string(table.size()));
+  if (code_bytes) throw FormatError(std::string(format) + ": the values are already encoded");
+  if (!stored) return;
+  Buffer c(std::size_t(stored) * w), missing(sizeof(int));
+  Buffer tab = upload(table.data(), table.size());
+  int    bad = 0;
+  check(cudaMemset(missing.get(), 0, sizeof(int)), "cudaMemset");
+  launch(w, c, tab, missing.as<int>());
+  check_launch((std::string(format) + " dictionary encode kernel").c_str());
+  copy_to_host_sync(&bad, missing.get(), sizeof(int), nullptr);
+  if (bad) throw FormatError(std::string(format) + ": a stored value is missing from the value dictionary");
+  codes          = std::move(c);
+  on_device      = std::move(tab);
+  val            = Buffer();
+  code_bytes     = w;
+  fp.value_bytes = std::int64_t(w) * stored + std::int64_t(sizeof(V) * table.size());
 }
 
 } // namespace cuda
