@@ -73,20 +73,22 @@ struct BlockSource {
   // kMaxDictionary: on the GPU when the block is uploaded (one pass, kept with the upload, so the
   // formats and autocuda's candidates count once), else on the host (a strided pass first rejects
   // general values after a few thousand lookups). `table`, if given, gets the sorted table when the
-  // values fit in one (dictionary_table), else an empty one.
-  std::int64_t distinct_values(std::vector<Scalar> *table = nullptr) const
+  // values fit in one (dictionary_table), else an empty one. (A template, so that a build with
+  // complex scalars, which no format supports, never instantiates it.)
+  template <class S = Scalar>
+  std::int64_t distinct_values(std::vector<S> *table = nullptr) const
   {
     std::int64_t count = 0;
 #if GPUMATS_HAVE_CUDA
     if (device) {
-      const std::vector<Scalar> &t = device->distinct_values(kMaxDictionary, &count);
+      const std::vector<S> &t = device->distinct_values(kMaxDictionary, &count);
       if (table) *table = t;
       return count;
     }
 #endif
-    const Scalar *val = host.val + (host.row_ptr ? host.row_ptr[0] : 0);
+    const S *val      = host.val + (host.row_ptr ? host.row_ptr[0] : 0);
     count             = count_distinct(val, nnz(), kMaxDictionary);
-    if (table) *table = code_bytes_for(count) ? dictionary_table(val, nnz()) : std::vector<Scalar>();
+    if (table) *table = code_bytes_for(count) ? dictionary_table(val, nnz()) : std::vector<S>();
     return count;
   }
   // the stream the device build queues its work on
