@@ -100,7 +100,9 @@ struct BellpackTraits {
     }
     std::vector<Scalar> table;
     const std::int64_t  count = S.distinct_values(&table);
-    q.dict_entries            = code_bytes_for(count) ? std::int64_t(with_zero(std::move(table)).size()) : count;
+    // +0.0 joins the table unless the values hold it (65536 values without it: 65537, too many)
+    const bool has_zero = !table.empty() && value_bits(table.front()) == 0;
+    q.dict_entries      = code_bytes_for(count) && !has_zero ? count + 1 : count;
     const double stored = stored_estimate(q, S.host);
     if (code_bytes_for(q.dict_entries) && use_dictionary<Scalar>(q.mode, q.dict_entries, std::int64_t(stored), 4.0 / double(q.core.r * q.core.c)))
       q.core.values = Values::kDictionary;
