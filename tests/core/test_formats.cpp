@@ -278,6 +278,26 @@ void bad_input()
     expect_error("sellp/index16-too-wide", [&] { sellp::from_csr(spread, sellp::Params{2, 1, 1, sellp::Index::k16}); }, "2^16");
     auto S3 = sellp::from_csr(spread, sellp::Params{2, 1, 1, sellp::Index::k16_if_possible});
     check::record(!S3.index16 && sellp::to_csr(S3).col_ind == std::vector<std::int32_t>{0, 70000}, "sellp/index16-falls-back-when-too-wide");
+    // banded columns (the formats' and autocuda's choices): a 2D Laplacian is banded, two rows
+    // 70000 columns apart are not, at the span's bound (0xFFFE) they still are, no rows is banded
+    check::record(columns_banded(P.view()), "core/columns-banded/poisson2d");
+    check::record(!columns_banded(spread), "core/columns-banded/spread-past-2^16");
+    const std::int32_t cib[2] = {0, std::int32_t(kBandSpan)};
+    CsrView<double, std::int32_t> edge{2, kBandSpan + 1, rpw, cib, vaw};
+    check::record(columns_banded(edge), "core/columns-banded/at-the-bound");
+    CsrView<double, std::int32_t> none{0, 5, rpw, ciw, vaw};
+    check::record(columns_banded(none), "core/columns-banded/no-rows");
+    // sampled: only every kBandStride-th group of kBandRows rows is looked at (one entry per row
+    // on the diagonal, two rows 70000 columns apart in an unsampled group, then in a sampled one)
+    const std::int64_t        nb = kBandRows * kBandStride + kBandRows;
+    std::vector<std::int32_t> rpb(nb + 1), cb(nb);
+    std::vector<double>       vb(nb, 1.0);
+    for (std::int64_t i = 0; i < nb; ++i) rpb[i + 1] = std::int32_t(i + 1), cb[i] = std::int32_t(i);
+    cb[kBandRows] = 70000;
+    CsrView<double, std::int32_t> sampled{nb, 70001, rpb.data(), cb.data(), vb.data()};
+    check::record(columns_banded(sampled), "core/columns-banded/unsampled-group-not-seen");
+    cb[kBandRows] = std::int32_t(kBandRows), cb[kBandRows * kBandStride + 1] = 70000;
+    check::record(!columns_banded(sampled), "core/columns-banded/sampled-group-seen");
   }
   // the other formats take it
   bool ok = true;

@@ -809,20 +809,22 @@ void gather_and_dense()
   for (std::int64_t i = 0; i < n; ++i) ok = ok && y2[i] == 2 * x[idx[i]] - in[i] && y3[i] == y2[i] && y4[i] == 2 * x[idx[i]];
   check::record(ok, "gather/epilogue-back-to-user-order");
   // the long-row tail adds alpha * (its entries . x) to its rows only; a row of 70 entries spans
-  // three warp steps
+  // three warp steps (one unrolled pass, partly filled), one of 300 entries three passes
   {
-    std::vector<std::int32_t> rows{1, 3}, ptr{0, 2, 72}, col{0, 2};
+    std::vector<std::int32_t> rows{1, 3, 0}, ptr{0, 2, 72, 372}, col{0, 2};
     std::vector<double>       val{1, 2}, xt{1, 2, 3, 4};
     for (int k = 0; k < 70; ++k) col.push_back(k % 4), val.push_back(0.5 * k);
-    double expect3 = 0;
+    for (int k = 0; k < 300; ++k) col.push_back((3 * k) % 4), val.push_back(0.25 * k);
+    double expect3 = 0, expect0 = 0;
     for (int k = 0; k < 70; ++k) expect3 += 0.5 * k * xt[k % 4];
+    for (int k = 0; k < 300; ++k) expect0 += 0.25 * k * xt[(3 * k) % 4];
     DeviceArray<std::int32_t> drows(rows), dptr(ptr), dcol(col);
     DeviceArray<double>       dval(val), dxt(xt), dyt(std::vector<double>{10, 10, 10, 10});
-    cuda::tail_spmv(dxt.p, dyt.p, 2.0, drows.p, dptr.p, dcol.p, dval.p, 2, nullptr);
+    cuda::tail_spmv(dxt.p, dyt.p, 2.0, drows.p, dptr.p, dcol.p, dval.p, 3, nullptr);
     cudaDeviceSynchronize();
     const std::vector<double> yt = dyt.get();
-    check::record(yt[0] == 10 && yt[2] == 10 && yt[1] == 10 + 2 * (1 * 1 + 2 * 3) && std::abs(yt[3] - (10 + 2 * expect3)) < 1e-9, "tail/warp-per-row-adds",
-                  "got " + std::to_string(yt[1]) + ", " + std::to_string(yt[3]));
+    check::record(yt[2] == 10 && yt[1] == 10 + 2 * (1 * 1 + 2 * 3) && std::abs(yt[3] - (10 + 2 * expect3)) < 1e-9 && std::abs(yt[0] - (10 + 2 * expect0)) < 1e-9 * expect0,
+                  "tail/warp-per-row-adds", "got " + std::to_string(yt[0]) + ", " + std::to_string(yt[1]) + ", " + std::to_string(yt[3]));
   }
 
   // a compressed copy's product t of rows {1, 3, 6} added into y (in == out, beta 1, alpha 2):

@@ -320,11 +320,11 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
 
   /* CMRS's default kernel choice (-mat_cmrs_spmv auto) on one rank, where the run sets no CMRS
      option (nor -mat_gpumats_long_rows): segmented (strips of 16 rows, row order) where one row is
-     far longer than the mean,
-     subwarp with 8 lanes on strips of 8 rows for the 5-point Laplacian */
+     far longer than the mean and where columns are scattered, subwarp with 8 lanes on strips of
+     8 rows for the 5-point Laplacian */
   if (ours && !strcmp(format, "cmrs")) {
     PetscMPIInt size;
-    PetscBool   set_spmv, set_sort, set_h, set_split, dense, lap, found = PETSC_TRUE;
+    PetscBool   set_spmv, set_sort, set_h, set_split, dense, lap, scattered, found = PETSC_TRUE;
     PetscCallMPI(MPI_Comm_size(comm, &size));
     PetscCall(PetscOptionsHasName(NULL, NULL, "-mat_cmrs_spmv", &set_spmv));
     PetscCall(PetscOptionsHasName(NULL, NULL, "-mat_cmrs_sort", &set_sort));
@@ -332,8 +332,9 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
     PetscCall(PetscOptionsHasName(NULL, NULL, "-mat_gpumats_long_rows", &set_split)); /* a split leaves the format even rows */
     PetscCall(PetscStrcmp(mname, "dense-row", &dense));
     PetscCall(PetscStrcmp(mname, "poisson2d", &lap));
-    if (size == 1 && !set_spmv && !set_sort && !set_h && !set_split && (dense || lap)) {
-      const char *want = dense ? "strip height 16, entries in row order, basic layout (no padding), GPU kernel segmented"
+    PetscCall(PetscStrcmp(mname, "scattered", &scattered));
+    if (size == 1 && !set_spmv && !set_sort && !set_h && !set_split && (dense || lap || scattered)) {
+      const char *want = dense || scattered ? "strip height 16, entries in row order, basic layout (no padding), GPU kernel segmented"
                                : "strip height 8, entries sorted by column, basic layout (no padding), GPU kernel subwarp (8 lanes per strip)";
       PetscCall(ViewContains(B, want, &found));
       PetscCall(PetscSNPrintf(name, sizeof(name), "cmrs-auto-kernel/%s/%s", type, mname));
@@ -443,6 +444,13 @@ int main(int argc, char **argv)
     Mat A;
     PetscCall(TestMatrix(PETSC_COMM_WORLD, test_matrices[m], &A));
     for (PetscInt t = 0; t < types.ntypes; t++) PetscCall(CheckOne(A, test_matrices[m], types.types[t], types.ref));
+    PetscCall(MatDestroy(&A));
+  }
+  { /* scattered columns (131072 rows, random columns), every type once: the formats' choices that
+       depend on column locality (CMRS's kernel, autocuda's model) take their other branch there */
+    Mat A;
+    PetscCall(TestMatrix(PETSC_COMM_WORLD, "scattered", &A));
+    for (PetscInt t = 0; t < types.ntypes; t++) PetscCall(CheckOne(A, "scattered", types.types[t], types.ref));
     PetscCall(MatDestroy(&A));
   }
   PetscCall(FreeTypeList(&types));

@@ -53,7 +53,8 @@ static inline PetscErrorCode TestAssemble(Mat A)
 }
 
 /* Builds the named test matrix. Names: poisson2d, random-empty-rows, dense-row, tiny,
-   rank-without-rows, blocks3, nan-and-huge, wide, diagonal, sparse-coupling */
+   rank-without-rows, blocks3, nan-and-huge, wide, diagonal, sparse-coupling (the list below), and
+   scattered (131072 rows, random columns: only where a test asks for it by name) */
 static inline PetscErrorCode TestMatrix(MPI_Comm comm, const char *name, Mat *A)
 {
   PetscBool is;
@@ -94,6 +95,19 @@ static inline PetscErrorCode TestMatrix(MPI_Comm comm, const char *name, Mat *A)
       if (i > 0) PetscCall(MatSetValue(*A, i, i - 1, -1.0 + TestHash(10, i, 1), INSERT_VALUES));
       if (i < n - 1) PetscCall(MatSetValue(*A, i, i + 1, -1.0 + TestHash(10, i, 2), INSERT_VALUES));
       if (TestHash(10, i, 3) < 0.1) PetscCall(MatSetValue(*A, i, (PetscInt)(TestHash(10, i, 4) * n), TestHash(10, i, 5) - 0.5, INSERT_VALUES));
+    }
+    PetscCall(TestAssemble(*A));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscStrcmp(name, "scattered", &is));
+  if (is) { /* a randomly numbered mesh's pattern: the diagonal and 3 columns anywhere in 2^17, so
+               neighbouring rows read unrelated parts of x (gpumats::columns_banded is false) */
+    const PetscInt n = 131072;
+    PetscCall(TestCreate(comm, n, n, LAYOUT_DECIDE, 1, A));
+    PetscCall(MatGetOwnershipRange(*A, &rs, &re));
+    for (PetscInt i = rs; i < re; i++) {
+      PetscCall(MatSetValue(*A, i, i, 4.0 + TestHash(11, i, 0), INSERT_VALUES));
+      for (PetscInt t = 1; t <= 3; t++) PetscCall(MatSetValue(*A, i, (PetscInt)(TestHash(11, i, t) * n), TestHash(11, i, 10 + t) - 0.5, INSERT_VALUES));
     }
     PetscCall(TestAssemble(*A));
     PetscFunctionReturn(PETSC_SUCCESS);

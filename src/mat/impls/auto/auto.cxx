@@ -161,7 +161,7 @@ public:
       if (values_auto) c.back().op->allow_compressed_values(); // (the distinct values counted once, kept with the upload)
     }
     c.push_back({"csr", std::make_unique<CsrOperator>()});
-    const bool banded = A.nrows() == 0 || sellp_banded(A.host); // sampled on the host
+    const bool banded = A.banded_columns();
     for (Candidate &k : c) {
       k.op->stream_loads  = stream_loads; // -mat_gpumats_loads and -mat_gpumats_build reach the format picked
       k.op->build_on_host = build_on_host;
@@ -228,7 +228,6 @@ private:
   std::unique_ptr<FormatOperator> chosen_;
   std::string                     report_, name_;
 
-  static bool sellp_banded(const CsrIn &A);
 #if GPUMATS_HAVE_CUDA
   static double time_spmv(const FormatOperator &op, std::int64_t m, std::int64_t n);
 #endif
@@ -253,7 +252,6 @@ private:
 };
 
 // the test SELL-P's 16-bit indices use, on a sample of slices of 32 rows
-bool AutoOperator::sellp_banded(const CsrIn &A) { return sellp::index16_fits_sampled(A, 32, 64); }
 
 #if GPUMATS_HAVE_CUDA
 // Times a built operator: reaches into the CUDA layer through a throwaway product on scratch vectors.

@@ -78,6 +78,14 @@ struct CmrsTraits {
   // even family (cmrs::resolve_kernel picks between them); so auto takes segmented where the
   // longest row is over kIrregular times the mean (unless -mat_cmrs_sort true asks for column
   // order, which segmented cannot use), the others elsewhere.
+  // Scattered columns (BlockSource::banded_columns false: neighbouring rows read unrelated parts
+  // of x) take segmented with strips of 16 rows too: sorting a strip's entries by column buys x no
+  // locality there, and Nsight Compute on the H200 (examples/profile_kernels.sh) showed the
+  // column-sorted subwarp/shared kernels on shuffled7 moving 30.7 DRAM bytes per nonzero against
+  // 20.8 for SELL-P and 22.1 for cuSPARSE (x fetched again from DRAM), while the sweep of
+  // examples/cmrs_variants.sh put segmented h16 first or within 1% of first on every scattered
+  // family (shuffled7 268 us against 317 for subwarp h8; random4 130 against 141; random16 239
+  // against 242; powerlaw already segmented).
   // Height: 8 for shared and subwarp and 16 for segmented, the best of heights 4, 8 and 16 in that
   // comparison on nearly every family (heights of 16 with the shared accumulators spill); for warp
   // the paper's eq. (5.1), f(h, mu) = 1 + (lambda - b) / (h mu b), asks for long strips and the
@@ -92,7 +100,7 @@ struct CmrsTraits {
     Params       q  = p;
     const double mu = A.nrows() ? double(A.nnz()) / double(A.nrows()) : 0;
     if (!q.core.pad_multiple) q.core.pad_multiple = 1;
-    if (q.core.kernel == cmrs::Kernel::kAuto && !q.sort_given && mu > 0 && double(A.longest_row()) > kIrregular * mu) {
+    if (q.core.kernel == cmrs::Kernel::kAuto && !q.sort_given && mu > 0 && (double(A.longest_row()) > kIrregular * mu || !A.banded_columns())) {
       q.core.kernel       = cmrs::Kernel::kSegmented;
       q.core.sort_columns = false;
     }

@@ -62,6 +62,9 @@ struct BlockSource {
 #endif
     return group_stats(host, rows_per_group, width_multiple, entry_multiple);
   }
+  // whether neighbouring rows use neighbouring columns (gpumats::columns_banded, sampled on the host):
+  // autocuda's model and CMRS's kernel choice differ between banded and scattered columns
+  bool banded_columns() const { return nrows() == 0 || columns_banded(host); }
   std::int64_t longest_row() const
   {
 #if GPUMATS_HAVE_CUDA

@@ -204,19 +204,7 @@ std::int64_t stored_entries(const CsrView<V, RI, CI> &A, const Params &p)
 template <class V, class RI, class CI>
 bool index16_fits_sampled(const CsrView<V, RI, CI> &A, std::int64_t b, std::int64_t stride)
 {
-  for (std::int64_t s0 = 0; s0 < A.nrows; s0 += b * stride) {
-    for (std::int64_t k = 0;; ++k) {
-      std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = -1;
-      for (std::int64_t i = s0; i < std::min(A.nrows, s0 + b); ++i)
-        if (A.row_begin(i) + k < A.row_end(i)) {
-          const std::int64_t c = A.col_ind[A.row_begin(i) + k];
-          lo = std::min(lo, c), hi = std::max(hi, c);
-        }
-      if (hi < 0) break;
-      if (hi - lo > kMaxSpan) return false;
-    }
-  }
-  return true;
+  return columns_within_span_sampled(A, b, stride, kMaxSpan);
 }
 
 template <class V, class RI, class CI>

@@ -106,6 +106,36 @@ std::int64_t longest_row(const CsrView<V, RI, CI> &A)
   return m;
 }
 
+// Whether the columns of nearby rows stay near each other, judged on every `stride`-th group of b
+// consecutive rows: the columns of entry k of the b rows must lie within `span` of each other, for
+// every k. Sampled, so O(nnz / stride). SELL-P asks it of its slices (16-bit column deltas fit);
+// with b = 32 and span 0xFFFE it is "banded columns" for the formats' and autocuda's choices:
+// neighbouring rows then read neighbouring parts of x, which a scattered (randomly numbered)
+// matrix does not.
+template <class V, class RI, class CI>
+bool columns_within_span_sampled(const CsrView<V, RI, CI> &A, std::int64_t b, std::int64_t stride, std::int64_t span)
+{
+  for (std::int64_t s0 = 0; s0 < A.nrows; s0 += b * stride) {
+    for (std::int64_t k = 0;; ++k) {
+      std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = -1;
+      for (std::int64_t i = s0; i < std::min(A.nrows, s0 + b); ++i)
+        if (A.row_begin(i) + k < A.row_end(i)) {
+          const std::int64_t c = A.col_ind[A.row_begin(i) + k];
+          lo = std::min(lo, c), hi = std::max(hi, c);
+        }
+      if (hi < 0) break;
+      if (hi - lo > span) return false;
+    }
+  }
+  return true;
+}
+constexpr std::int64_t kBandRows = 32, kBandStride = 64, kBandSpan = 0xFFFE;
+template <class V, class RI, class CI>
+bool columns_banded(const CsrView<V, RI, CI> &A)
+{
+  return columns_within_span_sampled(A, kBandRows, kBandStride, kBandSpan);
+}
+
 // Statistics of the groups of g consecutive rows of a CSR (the last group may be shorter): SELL-P's
 // slices and CMRS's strips are such groups, so their stored sizes and the parameter models come
 // from these, in one pass over the row pointers. The GPU computes the same from an uploaded copy
