@@ -94,14 +94,8 @@ variants() {
     shuffled7) echo ",cmrscuda:rcm,sellpcuda:rcm,bellpackcuda:rcm,autocuda:rcm" ;;
   esac
 }
-small_n() {
-  case $1 in
-    poisson7 | shuffled7) echo "-n 20" ;;
-    poisson27) echo "-n 12" ;;
-    block3) echo "-n 8" ;;
-    *) echo "-n 20000" ;;
-  esac
-}
+# shellcheck source=examples/small_sizes.sh
+source examples/small_sizes.sh
 
 csv=$OUT/bench.csv
 rm -f "$csv"

@@ -67,14 +67,8 @@ for m in $WANT; do
   fi
 done
 
-small_n() {
-  case $1 in
-    poisson7 | shuffled7) echo "-n 20" ;;
-    poisson27) echo "-n 12" ;;
-    block3) echo "-n 8" ;;
-    *) echo "-n 20000" ;;
-  esac
-}
+# shellcheck source=examples/small_sizes.sh
+source examples/small_sizes.sh
 
 csv=$OUT/profile.csv
 rm -f "$csv" "$OUT/bench.csv"
