@@ -809,7 +809,7 @@ void gather_and_dense()
   for (std::int64_t i = 0; i < n; ++i) ok = ok && y2[i] == 2 * x[idx[i]] - in[i] && y3[i] == y2[i] && y4[i] == 2 * x[idx[i]];
   check::record(ok, "gather/epilogue-back-to-user-order");
   // the long-row tail adds alpha * (its entries . x) to its rows only; a row of 70 entries spans
-  // three warp steps (one unrolled pass, partly filled), one of 300 entries three passes
+  // three warp steps, one of 300 entries ten
   {
     std::vector<std::int32_t> rows{1, 3, 0}, ptr{0, 2, 72, 372}, col{0, 2};
     std::vector<double>       val{1, 2}, xt{1, 2, 3, 4};

@@ -251,8 +251,6 @@ private:
   }
 };
 
-// the test SELL-P's 16-bit indices use, on a sample of slices of 32 rows
-
 #if GPUMATS_HAVE_CUDA
 // Times a built operator: reaches into the CUDA layer through a throwaway product on scratch vectors.
 double AutoOperator::time_spmv(const FormatOperator &op, std::int64_t m, std::int64_t n)
