@@ -216,7 +216,10 @@ if ! skipped petsc; then
   case " $TYPES " in *cuda\ *)
     for np in 1 2; do
       in_bg $np run_checks "test_coo -coo_device np=$np" "${MPIEXEC[@]}" -n $np "$BIN/test_coo" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)" -coo_device
-    done ;;
+    done
+    # and into value dictionaries, which are refilled and encoded anew on the GPU
+    in_bg 1 run_checks "test_coo -coo_device dictionaries np=1" "${MPIEXEC[@]}" -n 1 "$BIN/test_coo" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)" -coo_device \
+      -mat_sellp_values dictionary -mat_bellpack_values dictionary ;;
   esac
   # every change converted in full: test_update then checks that no copy took the values-only path
   for np in 1 2; do

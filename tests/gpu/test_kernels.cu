@@ -324,6 +324,24 @@ bool sellp_dictionary_case(const Csr<V> &A0, sellp::Params p, std::int64_t disti
         C.col_ind != H.col_ind || C.col_delta != H.col_delta)
       return why = "device encoding differs from the host's", false;
     if (!check_bytes(*conv, 0, "encoded on the device", why) || !check_spmv(*conv, A, true, why)) return why = "encoded on the device: " + why, false;
+    // a values-only update (the glue's refill_compressed): B's values (the same pattern, another
+    // set of values, another code width) gathered into the plain array opened beside the codes,
+    // encoded anew against B's table: B's own dictionary form, array for array
+    Csr<V> B = A;
+    for (std::size_t k = 0; k < B.val.size(); ++k) B.val[k] = V(2) * A0.val[(7 * k + 3) % std::size_t(distinct == 5 ? 300 : 5) % A0.val.size()];
+    sellp::Params pp = p;
+    pp.values        = Values::kPlain;
+    const auto   BP  = sellp::from_csr(B.view(), pp);
+    const auto   BD  = sellp::from_csr(B.view(), p);
+    std::int64_t n   = -1;
+    V           *dst = conv->open_plain_values(&n);
+    if (!dst || n != std::int64_t(BP.val.size())) return why = "open_plain_values: " + std::to_string(n) + " values for a layout of " + std::to_string(BP.val.size()), false;
+    cudaMemcpy(dst, BP.val.data(), BP.val.size() * sizeof(V), cudaMemcpyHostToDevice);
+    sellp::encode_values(*conv, dictionary_table(B.val.data(), B.nnz()));
+    const auto R = sellp::download(*conv);
+    if (!conv->values_compressed() || R.code_bytes != BD.code_bytes || R.code8 != BD.code8 || R.code16 != BD.code16 || !bits_equal(R.dict, BD.dict) || !R.val.empty())
+      return why = "encoded anew from a values-only update: differs from the new values' own dictionary form", false;
+    if (!check_bytes(*conv, 0, "encoded anew", why) || !check_spmv(*conv, B, true, why)) return why = "encoded anew: " + why, false;
   }
   const std::function<void(const V *, const Epilogue<V> &)> host_t = [&](const V *x, const Epilogue<V> &ep) { sellp::spmv_transpose(H, x, ep); };
   if (!check_spmv_transpose(*up, A, host_t, true, why)) return false;
@@ -429,6 +447,25 @@ bool bellpack_dictionary_case(const Csr<V> &A0, const bellpack::Params &p0, std:
           C.block_col != H.block_col || C.part_ptr != H.part_ptr)
         return why = what + "device encoding differs from the host's", false;
       if (!check_spmv(*conv, A, false, why) || !check_spmv_transpose(*conv, A, host_t, false, why)) return why = what + "encoded on the device: " + why, false;
+      { // a values-only update (refill_compressed), as in sellp_dictionary_case
+        Csr<V> B = A;
+        for (std::size_t k = 0; k < B.val.size(); ++k) B.val[k] = V(2) * A0.val[(7 * k + 3) % std::size_t(distinct == 5 ? 300 : 5) % A0.val.size()];
+        bellpack::Params pp = p;
+        pp.values           = Values::kPlain;
+        const auto   BP     = bellpack::from_csr(B.view(), pp);
+        const auto   BD     = bellpack::from_csr(B.view(), p);
+        auto         re     = bellpack::build_on_device(A.view(), p);
+        bellpack::encode_values(*re, with_zero(dictionary_table(A.val.data(), A.nnz())));
+        std::int64_t n   = -1;
+        V           *dst = re->open_plain_values(&n);
+        if (!dst || n != std::int64_t(BP.val.size())) return why = what + "open_plain_values: " + std::to_string(n) + " values for a layout of " + std::to_string(BP.val.size()), false;
+        cudaMemcpy(dst, BP.val.data(), BP.val.size() * sizeof(V), cudaMemcpyHostToDevice);
+        bellpack::encode_values(*re, with_zero(dictionary_table(B.val.data(), B.nnz())));
+        const auto R = bellpack::download(*re);
+        if (!re->values_compressed() || R.code_bytes != BD.code_bytes || R.code8 != BD.code8 || R.code16 != BD.code16 || !bits_equal(R.dict, BD.dict))
+          return why = what + "encoded anew from a values-only update: differs from the new values' own dictionary form", false;
+        if (!check_bytes(*re, 0, "encoded anew", why) || !check_spmv(*re, B, false, why)) return why = what + "encoded anew: " + why, false;
+      }
       // a table without +0.0 misses the fill's zeros: refused, not a wrong product
       bool refused = false;
       if (value_bits(C.dict.front()) == 0 && C.dict.size() > 1) {

@@ -202,6 +202,10 @@ public:
     *count = 0;
     return chosen_ ? chosen_->values(count) : nullptr;
   }
+  bool refill_compressed(const std::vector<Scalar> &distinct, const std::function<void(Scalar *, std::int64_t)> &gather) override
+  {
+    return chosen_ && chosen_->refill_compressed(distinct, gather);
+  }
   void clear() override
   {
     chosen_.reset();

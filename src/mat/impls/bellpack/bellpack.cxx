@@ -122,6 +122,8 @@ struct BellpackTraits {
   {
     if (p.mode == Values::kPlain) p.mode = Values::kAuto;
   }
+  // the slot build of a values-only update: the same layout, its values plain
+  static void plain_values(Params &p) { p.core.values = Values::kPlain; }
   static bellpack::Params block_size(bellpack::Params q, const CsrIn &A, PetscInt bs)
   {
     if (bs > 1 && bs <= bellpack::kMaxBlock) {
@@ -156,6 +158,10 @@ struct BellpackTraits {
     }
     return D;
   }
+  // a values-only update of a dictionary copy (operator.hpp): the block's distinct values and
+  // +0.0 for the block fill, as at the build (empty: more than a dictionary holds)
+  static std::vector<Scalar> refill_table(std::vector<Scalar> distinct) { return with_zero(std::move(distinct)); }
+  static void                encode_device(cuda::Operator<Scalar> &D, const std::vector<Scalar> &table) { bellpack::encode_values(D, table); }
   static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &M) { return bellpack::to_device(M); }
 #endif
   // the fill ratio is estimated on about 1% of the block rows, as in the paper's fill estimation

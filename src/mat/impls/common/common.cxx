@@ -462,8 +462,7 @@ void ValueSlots::gather(const Scalar *csr, std::int64_t nnz, Scalar *format, std
     // copy current when we return (PETSc's next product may run on another stream) and lets the
     // host change csr at once even where the array happens to be pinned.
     // (values already on the device, csr_on_device: gathered from there, no upload)
-    if (nnz && !csr_on_device) cuda::copy_to_device(dev_csr_.get(), csr, std::size_t(nnz) * sizeof(Scalar), stream);
-    const Scalar *src = csr_on_device ? csr : dev_csr_.as<Scalar>();
+    const Scalar *src = csr_on_device ? csr : upload(csr, nnz, stream);
     cuda::gather_values(format, src, dev_format_.as<std::int32_t>(), n, stream);
     cuda::gather_values(tail, src, dev_tail_.as<std::int32_t>(), ntail, stream);
     cuda::synchronize(stream);
@@ -473,6 +472,15 @@ void ValueSlots::gather(const Scalar *csr, std::int64_t nnz, Scalar *format, std
     gather_values(tail, csr, tail_.data(), ntail);
   }
 }
+
+#if GPUMATS_HAVE_CUDA
+const Scalar *ValueSlots::upload(const Scalar *csr, std::int64_t nnz, void *stream)
+{
+  if (!ready_ || nnz != nnz_) throw std::logic_error("values-only update: " + std::to_string(nnz) + " values for slot maps of " + std::to_string(nnz_));
+  if (nnz) cuda::copy_to_device(dev_csr_.get(), csr, std::size_t(nnz) * sizeof(Scalar), stream);
+  return dev_csr_.as<Scalar>();
+}
+#endif
 
 void LongRowTail::apply(const Scalar *x, Scalar *y, Scalar alpha, bool device, void *stream) const
 {
@@ -618,9 +626,11 @@ bool FormatOperator::update_values(const CsrIn &A, PetscInt block_size, bool dev
   const std::int64_t nnz = A.nnz();
   std::int64_t       n   = 0;
   Scalar *const      val = values(&n);
-  // values not held as an array to refill (SELL-P's dictionary: the new values may need another
-  // table): the caller rebuilds
-  if (!val && footprint().stored > 0) return false;
+  // values not held as an array to refill (a value dictionary, SELL-P's or BELLPACK's): a GPU copy
+  // is refilled through a plain array and encoded anew (refill_compressed, below); a host copy is
+  // rebuilt by the caller
+  const bool compressed = !val && footprint().stored > 0;
+  if (compressed && !device) return false;
   if (!slots_.ready()) {
     if (!slot_map_exact<Scalar>(nnz)) return false;
     // the slot build: the same block with its positions + 1 as values, through the same order,
@@ -659,7 +669,25 @@ bool FormatOperator::update_values(const CsrIn &A, PetscInt block_size, bool dev
     slots_from_values(s.T.val.data(), std::int64_t(tail.size()), tail.data());
     slots_.build(v, nv, tail, nnz, device, stream);
   }
-  slots_.gather(nnz && !values_on_device ? A.val + A.row_ptr[0] : A.val, nnz, val, n, tail_.values(device), tail_.nnz(), device, stream, values_on_device);
+  const Scalar *csr = nnz && !values_on_device ? A.val + A.row_ptr[0] : A.val;
+#if GPUMATS_HAVE_CUDA
+  if (compressed) {
+    // The new values get a table of their own: a Newton step's or a scaled matrix's values are
+    // not the old ones. Counted on the GPU from their upload; with more than a dictionary holds,
+    // the caller converts in full (and the format chooses its values' form anew).
+    const Scalar       *dev = values_on_device ? csr : slots_.upload(csr, nnz, stream);
+    std::int64_t        count = 0;
+    const std::vector<Scalar> distinct = cuda::distinct_values(dev, nnz, kMaxDictionary, &count, stream);
+    if (distinct.empty()) return false;
+    const std::int64_t before = footprint().value_bytes;
+    const bool         done   = refill_compressed(distinct, [&](Scalar *plain, std::int64_t np) {
+      slots_.gather(dev, nnz, plain, np, tail_.values(device), tail_.nnz(), device, stream, true);
+    });
+    if (done) total_footprint_.value_bytes += footprint().value_bytes - before; // (the table may have grown or shrunk)
+    return done;
+  }
+#endif
+  slots_.gather(csr, nnz, val, n, tail_.values(device), tail_.nnz(), device, stream, values_on_device);
   return true;
 }
 
@@ -788,7 +816,8 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
       if (counts) counts->values_only++;
       PetscCall(PetscInfo(block, "%s copy: values only, the nonzero pattern being unchanged since it was built: %" PetscInt64_FMT " CSR values gathered%s\n", f.title,
                           (PetscInt64)A.nnz(), had ? "" : " (slot maps made now)"));
-    } else full = "the copy holds its values compressed (a value dictionary), or its slot map would not be exact in this scalar type";
+    } else
+      full = "the copy holds its values compressed (a value dictionary on the host, or on the GPU new values that no dictionary holds), or its slot map would not be exact in this scalar type";
   }
   if (full && !err) {
     PetscCall(PetscLogEventBegin(f.convert_event, block, 0, 0, 0));

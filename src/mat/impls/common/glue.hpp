@@ -18,6 +18,7 @@
 #endif
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -255,6 +256,11 @@ public:
   // csr_on_device (device only): csr is already a device array, gathered from without an upload.
   void gather(const Scalar *csr, std::int64_t nnz, Scalar *format, std::int64_t n, Scalar *tail, std::int64_t ntail, bool device, void *stream,
               bool csr_on_device = false);
+#if GPUMATS_HAVE_CUDA
+  // the GPU's copy of the CSR values (nnz of them, from the host's csr), uploaded on `stream` into
+  // the buffer gather uploads into, for a gather with csr_on_device
+  const Scalar *upload(const Scalar *csr, std::int64_t nnz, void *stream);
+#endif
 
 private:
   bool                      ready_ = false;
@@ -373,6 +379,16 @@ public:
   // The format's value array, where the copy lives (host or GPU), and its length: what a values-only
   // update overwrites. Null (and 0) when nothing is built or the values are held compressed.
   virtual Scalar *values(std::int64_t *count) = 0;
+  // A values-only update of a GPU copy that holds its values in a value dictionary (values() is
+  // null): the table the format encodes against is made from `distinct` (the block's distinct
+  // values, sorted by bit pattern), a plain value array in the copy's layout is opened beside the
+  // codes, gather(plain, n) fills it, and the format encodes it anew, as at its build. false, the
+  // copy untouched: no such copy, or the values do not fit a dictionary (the caller converts).
+  virtual bool refill_compressed(const std::vector<Scalar> &distinct, const std::function<void(Scalar *, std::int64_t)> &gather)
+  {
+    (void)distinct, (void)gather;
+    return false;
+  }
   virtual void clear()                                                 = 0;
   virtual void mult_host(const Scalar *x, const Epilogue<Scalar> &ep) const = 0;
   // the implicit product with the transpose of what was built (out: its columns, x: its rows)

@@ -22,6 +22,7 @@
 
 #include "glue.hpp"
 
+#include <functional>
 #include <type_traits>
 #include <utility>
 
@@ -78,8 +79,28 @@ public:
     auto o    = std::make_unique<TraitsOperator>();
     o->params = params;
     this->copy_settings_to(*o);
-    o->build_resolved(B, used_, device);
+    typename T::Params p = used_;
+    if constexpr (HasCompressedValues<T>::value) T::plain_values(p); // the slots, one per stored value, are not compressed
+    o->build_resolved(B, p, device);
     return o;
+  }
+  bool refill_compressed(const std::vector<Scalar> &distinct, const std::function<void(Scalar *, std::int64_t)> &gather) override
+  {
+#if GPUMATS_HAVE_CUDA
+    if constexpr (HasCompressedValues<T>::value) {
+      if (!dev_ || !dev_->values_compressed()) return false;
+      const std::vector<Scalar> table = T::refill_table(distinct);
+      if (table.empty()) return false;
+      std::int64_t n     = 0;
+      Scalar      *plain = dev_->open_plain_values(&n);
+      gather(plain, n);
+      T::encode_device(*dev_, table);
+      fp_ = dev_->footprint;
+      return true;
+    }
+#endif
+    (void)distinct, (void)gather;
+    return false;
   }
   Scalar *values(std::int64_t *count) override
   {

@@ -242,6 +242,14 @@ public:
     *count = code_bytes ? 0 : this->footprint.stored;
     return code_bytes ? nullptr : val.template as<V>();
   }
+  V *open_plain_values(std::int64_t *count) override
+  {
+    *count = 0;
+    if (!code_bytes) return nullptr;
+    val    = Buffer(std::size_t(this->footprint.stored) * sizeof(V)); // (dropped again by the encoder)
+    *count = this->footprint.stored;
+    return val.template as<V>();
+  }
 };
 
 // One thread per slice column: its smallest column as base, and whether its span fits 16 bits

@@ -134,6 +134,8 @@ struct SellpTraits {
   {
     if (p.mode == Values::kPlain) p.mode = Values::kAuto;
   }
+  // the slot build of a values-only update: the same layout, its values plain
+  static void plain_values(Params &p) { p.core.values = Values::kPlain; }
   static constexpr double kSortAbovePadding = 1.25; // sort rows when unsorted slices would store 25% more than nnz
   static constexpr int    kSigmaRows        = 4096; // window of the sort: rows of one window share x locality
 
@@ -154,6 +156,10 @@ struct SellpTraits {
     }
     return D;
   }
+  // a values-only update of a dictionary copy (operator.hpp): the table is the block's distinct
+  // values, as at the build (the padding is skipped by its column marker)
+  static std::vector<Scalar> refill_table(std::vector<Scalar> distinct) { return distinct; }
+  static void                encode_device(cuda::Operator<Scalar> &D, const std::vector<Scalar> &table) { sellp::encode_values(D, table); }
   static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &M) { return sellp::to_device(M); }
 #endif
   // stored_entries, on the GPU for GPU builds

@@ -214,6 +214,16 @@ public:
   // whether the values are stored in a compressed form (SELL-P's value dictionary): then there is
   // no value array to gather new values into, and a values-only update must rebuild the copy
   virtual bool        values_compressed() const { return false; }
+  // A values-only update of a copy whose values are compressed: a plain value array in the layout
+  // of the codes (*count entries, padding and block fill included), allocated beside them for the
+  // update to gather the new values into; the format's encoder then replaces codes and table from
+  // it (sellp::encode_values, bellpack::encode_values), as at the build. Null where the values
+  // are not compressed.
+  virtual V          *open_plain_values(std::int64_t *count)
+  {
+    *count = 0;
+    return nullptr;
+  }
   LoadPolicy          load_policy = LoadPolicy::kStream;
   Footprint           footprint; // of the format this copy holds, as the host core counts it
 };

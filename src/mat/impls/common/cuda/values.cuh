@@ -107,7 +107,8 @@ void encode_dictionary(const char *format, const std::vector<V> &table, int &cod
   const int          w      = code_bytes_for(std::int64_t(table.size()));
   const std::int64_t stored = fp.stored;
   if (!w || table.empty()) throw FormatError(std::string(format) + ": a value dictionary holds 1 to 65536 values, not " + std::to_string(table.size()));
-  if (code_bytes) throw FormatError(std::string(format) + ": the values are already encoded");
+  // (encoded already: encoded anew from the plain values of a values-only update, open_plain_values)
+  if (code_bytes && !val.get() && stored) throw FormatError(std::string(format) + ": the values are already encoded and no plain values were given");
   if (!stored) return;
   Buffer c(std::size_t(stored) * w), missing(sizeof(int));
   Buffer tab = upload(table.data(), table.size());
