@@ -324,11 +324,16 @@ bool sellp_dictionary_case(const Csr<V> &A0, sellp::Params p, std::int64_t disti
         C.col_ind != H.col_ind || C.col_delta != H.col_delta)
       return why = "device encoding differs from the host's", false;
     if (!check_bytes(*conv, 0, "encoded on the device", why) || !check_spmv(*conv, A, true, why)) return why = "encoded on the device: " + why, false;
-    // a values-only update (the glue's refill_compressed): B's values (the same pattern, another
-    // set of values, another code width) gathered into the plain array opened beside the codes,
-    // encoded anew against B's table: B's own dictionary form, array for array
+  }
+  // a values-only update (the glue's refill_compressed): B's values (the same pattern, 300 values
+  // where A has 5: 2-byte codes where A has 1-byte ones) gathered into the plain array opened
+  // beside the codes, encoded anew against B's table: B's own dictionary form, array for array
+  // (once per matrix and parameters: the host forms of B are what the SELL-P sweep spends on)
+  if (A.nnz() && distinct == 5) {
+    auto conv = sellp::build_on_device(A.view(), p);
+    sellp::encode_values(*conv, dictionary_table(A.val.data(), A.nnz()));
     Csr<V> B = A;
-    for (std::size_t k = 0; k < B.val.size(); ++k) B.val[k] = V(2) * A0.val[(7 * k + 3) % std::size_t(distinct == 5 ? 300 : 5) % A0.val.size()];
+    for (std::size_t k = 0; k < B.val.size(); ++k) B.val[k] = V(2) * A0.val[(7 * k + 3) % std::size_t(300) % A0.val.size()];
     sellp::Params pp = p;
     pp.values        = Values::kPlain;
     const auto   BP  = sellp::from_csr(B.view(), pp);
@@ -447,9 +452,9 @@ bool bellpack_dictionary_case(const Csr<V> &A0, const bellpack::Params &p0, std:
           C.block_col != H.block_col || C.part_ptr != H.part_ptr)
         return why = what + "device encoding differs from the host's", false;
       if (!check_spmv(*conv, A, false, why) || !check_spmv_transpose(*conv, A, host_t, false, why)) return why = what + "encoded on the device: " + why, false;
-      { // a values-only update (refill_compressed), as in sellp_dictionary_case
+      if (distinct == 5) { // a values-only update (refill_compressed), as in sellp_dictionary_case
         Csr<V> B = A;
-        for (std::size_t k = 0; k < B.val.size(); ++k) B.val[k] = V(2) * A0.val[(7 * k + 3) % std::size_t(distinct == 5 ? 300 : 5) % A0.val.size()];
+        for (std::size_t k = 0; k < B.val.size(); ++k) B.val[k] = V(2) * A0.val[(7 * k + 3) % std::size_t(300) % A0.val.size()];
         bellpack::Params pp = p;
         pp.values           = Values::kPlain;
         const auto   BP     = bellpack::from_csr(B.view(), pp);
