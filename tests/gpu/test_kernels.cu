@@ -293,6 +293,28 @@ bool cmrs_kernels_case(const Csr<V> &A, const cmrs::Params &p, std::string &why)
   return true;
 }
 
+// A's pattern with other values: A0's cycled through 300 of them (A's own take 5), doubled
+template <class V>
+Csr<V> new_values(const Csr<V> &A, const Csr<V> &A0)
+{
+  Csr<V> B = A;
+  for (std::size_t k = 0; k < B.val.size(); ++k) B.val[k] = V(2) * A0.val[(7 * k + 3) % std::size_t(300) % A0.val.size()];
+  return B;
+}
+
+// A values-only update of a dictionary copy as the glue makes it (refill_compressed): the plain
+// array opened beside the codes must have the layout's length; it gets `plain`, the new values in
+// that layout, for the format's encoder to turn into codes.
+template <class V>
+bool fill_plain_values(cuda::Operator<V> &op, const std::vector<V> &plain, std::string &why)
+{
+  std::int64_t n   = -1;
+  V           *dst = op.open_plain_values(&n);
+  if (!dst || n != std::int64_t(plain.size())) return why = "open_plain_values: " + std::to_string(n) + " values for a layout of " + std::to_string(plain.size()), false;
+  cudaMemcpy(dst, plain.data(), plain.size() * sizeof(V), cudaMemcpyHostToDevice);
+  return true;
+}
+
 // The dictionary form of SELL-P (values as codes into a table): uploaded arrays come back as
 // they went, the footprint counts codes and table exactly, products match the reference, the
 // transpose matches the dictionary host reference, and y = A x is bitwise the plain device copy's
@@ -332,16 +354,12 @@ bool sellp_dictionary_case(const Csr<V> &A0, sellp::Params p, std::int64_t disti
   if (A.nnz() && distinct == 5) {
     auto conv = sellp::build_on_device(A.view(), p);
     sellp::encode_values(*conv, dictionary_table(A.val.data(), A.nnz()));
-    Csr<V> B = A;
-    for (std::size_t k = 0; k < B.val.size(); ++k) B.val[k] = V(2) * A0.val[(7 * k + 3) % std::size_t(300) % A0.val.size()];
+    const Csr<V>  B  = new_values(A, A0);
     sellp::Params pp = p;
     pp.values        = Values::kPlain;
     const auto   BP  = sellp::from_csr(B.view(), pp);
     const auto   BD  = sellp::from_csr(B.view(), p);
-    std::int64_t n   = -1;
-    V           *dst = conv->open_plain_values(&n);
-    if (!dst || n != std::int64_t(BP.val.size())) return why = "open_plain_values: " + std::to_string(n) + " values for a layout of " + std::to_string(BP.val.size()), false;
-    cudaMemcpy(dst, BP.val.data(), BP.val.size() * sizeof(V), cudaMemcpyHostToDevice);
+    if (!fill_plain_values(*conv, BP.val, why)) return false;
     sellp::encode_values(*conv, dictionary_table(B.val.data(), B.nnz()));
     const auto R = sellp::download(*conv);
     if (!conv->values_compressed() || R.code_bytes != BD.code_bytes || R.code8 != BD.code8 || R.code16 != BD.code16 || !bits_equal(R.dict, BD.dict) || !R.val.empty())
@@ -453,18 +471,14 @@ bool bellpack_dictionary_case(const Csr<V> &A0, const bellpack::Params &p0, std:
         return why = what + "device encoding differs from the host's", false;
       if (!check_spmv(*conv, A, false, why) || !check_spmv_transpose(*conv, A, host_t, false, why)) return why = what + "encoded on the device: " + why, false;
       if (distinct == 5) { // a values-only update (refill_compressed), as in sellp_dictionary_case
-        Csr<V> B = A;
-        for (std::size_t k = 0; k < B.val.size(); ++k) B.val[k] = V(2) * A0.val[(7 * k + 3) % std::size_t(300) % A0.val.size()];
+        const Csr<V>     B  = new_values(A, A0);
         bellpack::Params pp = p;
         pp.values           = Values::kPlain;
         const auto   BP     = bellpack::from_csr(B.view(), pp);
         const auto   BD     = bellpack::from_csr(B.view(), p);
         auto         re     = bellpack::build_on_device(A.view(), p);
         bellpack::encode_values(*re, with_zero(dictionary_table(A.val.data(), A.nnz())));
-        std::int64_t n   = -1;
-        V           *dst = re->open_plain_values(&n);
-        if (!dst || n != std::int64_t(BP.val.size())) return why = what + "open_plain_values: " + std::to_string(n) + " values for a layout of " + std::to_string(BP.val.size()), false;
-        cudaMemcpy(dst, BP.val.data(), BP.val.size() * sizeof(V), cudaMemcpyHostToDevice);
+        if (!fill_plain_values(*re, BP.val, why)) return why = what + why, false;
         bellpack::encode_values(*re, with_zero(dictionary_table(B.val.data(), B.nnz())));
         const auto R = bellpack::download(*re);
         if (!re->values_compressed() || R.code_bytes != BD.code_bytes || R.code8 != BD.code8 || R.code16 != BD.code16 || !bits_equal(R.dict, BD.dict))
