@@ -145,22 +145,13 @@ struct BellpackTraits {
   static void      spmv_transpose(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { bellpack::spmv_transpose(M, x, ep); }
   static Footprint footprint(const Matrix &M) { return bellpack::footprint(M); }
 #if GPUMATS_HAVE_CUDA
-  // the conversion stays on the GPU, and so does the dictionary's encoding against the upload's
-  // distinct values (counted once by resolve and kept with the upload) and +0.0
-  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p)
-  {
-    auto D = bellpack::build_on_device(*A.device, p.core, A.log);
-    if (p.core.values == Values::kDictionary) {
-      std::vector<Scalar> table;
-      A.distinct_values(&table);
-      table = with_zero(std::move(table));
-      if (!table.empty()) bellpack::encode_values(*D, table);
-    }
-    return D;
-  }
-  // a values-only update of a dictionary copy (operator.hpp): the block's distinct values and
-  // +0.0 for the block fill, as at the build (empty: more than a dictionary holds)
-  static std::vector<Scalar> refill_table(std::vector<Scalar> distinct) { return with_zero(std::move(distinct)); }
+  // the conversion stays on the GPU; a dictionary's codes are encoded there too (operator.hpp,
+  // from value_table and encode_device)
+  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p) { return bellpack::build_on_device(*A.device, p.core, A.log); }
+  // the dictionary of a GPU build or values-only update: the block's distinct values and +0.0,
+  // which the block fill and padding store (empty: more than a dictionary holds)
+  static bool                dictionary(const Params &p) { return p.core.values == Values::kDictionary; }
+  static std::vector<Scalar> value_table(std::vector<Scalar> distinct) { return with_zero(std::move(distinct)); }
   static void                encode_device(cuda::Operator<Scalar> &D, const std::vector<Scalar> &table) { bellpack::encode_values(D, table); }
   static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &M) { return bellpack::to_device(M); }
 #endif

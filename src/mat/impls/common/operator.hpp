@@ -12,6 +12,11 @@
 //     static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &, const Params &); // from A.device
 //     static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &); // a host-built copy to the GPU
 //     static std::string describe(const Params &);
+//   and, for a format with a value dictionary (HasCompressedValues), the GPU side of it:
+//     static void allow_compressed_values(Params &); static void plain_values(Params &);
+//     static bool dictionary(const Params &);             // the build's choice
+//     static std::vector<Scalar> value_table(std::vector<Scalar> distinct); // empty: too many
+//     static void encode_device(cuda::Operator<Scalar> &, const std::vector<Scalar> &table);
 //     static double predicted_bytes(const Params &, const BlockSource &); // the format's own arrays
 //     static double critical_steps(const Params &, const BlockSource &);  // see FormatOperator::estimate
 //   };
@@ -89,12 +94,12 @@ public:
 #if GPUMATS_HAVE_CUDA
     if constexpr (HasCompressedValues<T>::value) {
       if (!dev_ || !dev_->values_compressed()) return false;
-      const std::vector<Scalar> table = T::refill_table(distinct);
+      const std::vector<Scalar> table = T::value_table(distinct);
       if (table.empty()) return false;
       std::int64_t n     = 0;
       Scalar      *plain = dev_->open_plain_values(&n);
       gather(plain, n);
-      T::encode_device(*dev_, table);
+      T::encode_device(*dev_, table); // as build_resolved does
       fp_ = dev_->footprint;
       return true;
     }
@@ -159,7 +164,17 @@ private:
     if (device) {
 #if GPUMATS_HAVE_CUDA
       // without the block's upload (-mat_gpumats_build host): converted on the host, then uploaded
-      dev_              = A.device ? T::build_device(A, p) : T::upload(T::from_csr(A.host, p));
+      dev_ = A.device ? T::build_device(A, p) : T::upload(T::from_csr(A.host, p));
+      // a GPU build's dictionary: the format's table of the block's distinct values (counted by
+      // resolve and kept with the upload), the stored values encoded against it on the GPU; a
+      // host build's from_csr has encoded them already
+      if constexpr (HasCompressedValues<T>::value)
+        if (A.device && T::dictionary(p)) {
+          std::vector<Scalar> distinct;
+          A.distinct_values(&distinct);
+          const std::vector<Scalar> table = T::value_table(std::move(distinct));
+          if (!table.empty()) T::encode_device(*dev_, table);
+        }
       dev_->load_policy = this->stream_loads ? cuda::LoadPolicy::kStream : cuda::LoadPolicy::kDefault;
       fp_               = dev_->footprint;
 #endif

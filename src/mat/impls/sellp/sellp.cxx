@@ -144,21 +144,13 @@ struct SellpTraits {
   static void      spmv_transpose(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { sellp::spmv_transpose(M, x, ep); }
   static Footprint footprint(const Matrix &M) { return sellp::footprint(M); }
 #if GPUMATS_HAVE_CUDA
-  // the conversion stays on the GPU, the dictionary's table too (the upload's distinct values,
-  // counted once by resolve and kept with it), and the GPU encodes the stored values against it
-  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p)
-  {
-    auto D = sellp::build_on_device(*A.device, p.core, A.log);
-    if (p.core.values == Values::kDictionary) {
-      std::int64_t              count = 0;
-      const std::vector<Scalar> &table = A.device->distinct_values(kMaxDictionary, &count);
-      if (!table.empty()) sellp::encode_values(*D, table);
-    }
-    return D;
-  }
-  // a values-only update of a dictionary copy (operator.hpp): the table is the block's distinct
-  // values, as at the build (the padding is skipped by its column marker)
-  static std::vector<Scalar> refill_table(std::vector<Scalar> distinct) { return distinct; }
+  // the conversion stays on the GPU; a dictionary's codes are encoded there too (operator.hpp,
+  // from value_table and encode_device)
+  static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p) { return sellp::build_on_device(*A.device, p.core, A.log); }
+  // the dictionary of a GPU build or values-only update: the block's distinct values (the padding
+  // is skipped by its column marker; empty: more than a dictionary holds)
+  static bool                dictionary(const Params &p) { return p.core.values == Values::kDictionary; }
+  static std::vector<Scalar> value_table(std::vector<Scalar> distinct) { return distinct; }
   static void                encode_device(cuda::Operator<Scalar> &D, const std::vector<Scalar> &table) { sellp::encode_values(D, table); }
   static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &M) { return sellp::to_device(M); }
 #endif
