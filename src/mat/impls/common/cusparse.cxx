@@ -40,7 +40,7 @@ void TypeData::drop_shadow()
 
 namespace {
 
-PetscLogEvent shadow_event = 0, product_event = 0;
+PetscLogEvent shadow_event = 0, product_event = 0, pattern_event = 0;
 
 } // namespace
 
@@ -107,11 +107,34 @@ PetscErrorCode ShadowOf(Mat A, Mat *S)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// An aijcusparse matrix over A's host CSR arrays, which it never owns or frees (as
+// MatCreateSeqAIJWithArrays makes one), without SeqAIJ's inode search: the shadow's products,
+// factorizations and solves run in cuSPARSE, which has no use for inodes, and the search reads
+// every column index on the host (29 ms of ksp ex56 -ne 59's GAMG setup, for its 50.8M nonzeros).
 PetscErrorCode SharedShadow(Mat A, const PetscInt *ia, const PetscInt *ja, const PetscScalar *va, Mat *S)
 {
+  const PetscInt m = A->rmap->n;
+
   PetscFunctionBegin;
-  PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, A->rmap->n, A->cmap->n, const_cast<PetscInt *>(ia), const_cast<PetscInt *>(ja), const_cast<PetscScalar *>(va), S));
+  PetscCheck(m <= 0 || ia[0] == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the row offsets of a cuSPARSE shadow must start at 0");
+  PetscCall(MatCreate(PETSC_COMM_SELF, S));
+  PetscCall(MatSetSizes(*S, m, A->cmap->n, m, A->cmap->n));
   PetscCall(MatSetBlockSizesFromMats(*S, A, A));
+  PetscCall(MatSetType(*S, MATSEQAIJ));
+  PetscCall(MatSetOption(*S, MAT_USE_INODES, PETSC_FALSE));
+  PetscCall(MatSeqAIJSetPreallocation(*S, MAT_SKIP_ALLOCATION, nullptr));
+  auto *s = static_cast<Mat_SeqAIJ *>((*S)->data);
+  if (!s->imax) PetscCall(PetscMalloc1(m, &s->imax)); // (SeqAIJ allocates these unless it skips the allocation)
+  if (!s->ilen) PetscCall(PetscMalloc1(m, &s->ilen));
+  s->i       = const_cast<PetscInt *>(ia);
+  s->j       = const_cast<PetscInt *>(ja);
+  s->a       = const_cast<PetscScalar *>(va);
+  s->nonew   = -1; // a new nonzero is an error
+  s->free_a  = PETSC_FALSE;
+  s->free_ij = PETSC_FALSE;
+  for (PetscInt r = 0; r < m; ++r) s->ilen[r] = s->imax[r] = ia[r + 1] - ia[r];
+  PetscCall(MatAssemblyBegin(*S, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*S, MAT_FINAL_ASSEMBLY));
   PetscCall(MatConvert(*S, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, S));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -223,25 +246,58 @@ PetscErrorCode HostProduct(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// Gives the Seq matrix C, not yet preallocated, the CSR pattern (ia, ja) and assembles it, writing
-// the column indices into Mat_SeqAIJ's arrays in one copy, as aijcusparse's own products do:
-// MatSeqAIJSetPreallocationCSR inserts them row by row through MatSetValues, an O(nnz) pass of
-// searches that costs seconds on GAMG's largest products. The values are left unset: the caller
-// marks them as held on the GPU (host_stale), so they are downloaded before any host read.
-PetscErrorCode SetPattern(Mat C, const PetscInt *ia, const PetscInt *ja)
+// Whether SeqAIJ allocates a, j and i in one block (PETSc before 3.22): then they cannot be
+// freed or lent one by one
+template <class T>
+auto SingleMalloc(const T *c, int) -> decltype(bool(c->singlemalloc))
 {
-  const PetscInt m = C->rmap->n;
-  PetscInt      *nnz;
+  return c->singlemalloc;
+}
+template <class T>
+bool SingleMalloc(const T *, long)
+{
+  return false;
+}
+
+// Gives the Seq matrix C, not yet preallocated, the CSR pattern of the product's aijcusparse
+// result `inner`, and assembles it. The values are left unset: the caller marks them as held on the
+// GPU (host_stale), so they are downloaded before any host read.
+//
+// C's row offsets and column indices are inner's host arrays themselves: C never frees them, and
+// inner is composed on C, so it lives as long as C does. A copy into arrays of C's own cost what
+// the copy of the pattern from the GPU into inner's had cost once more, for memory touched the
+// first time (ksp ex56 -ne 59's GAMG setup: 40 to 60 ms in each of its two largest products).
+// C's value array is its own, allocated and left untouched. A PETSc whose SeqAIJ allocates its
+// arrays in one block copies the pattern instead, in one copy rather than through
+// MatSeqAIJSetPreallocationCSR, which inserts row by row (seconds on GAMG's largest products).
+PetscErrorCode SetPattern(Mat C, Mat inner)
+{
+  const PetscInt m  = C->rmap->n;
+  auto          *in = static_cast<Mat_SeqAIJ *>(inner->data);
+  PetscInt      *ia = in->i, *ja = in->j, *nnz;
 
   PetscFunctionBegin;
-  PetscCheck(ia[0] == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a product's row offsets must start at 0");
+  PetscCheck(inner->rmap->n == m && ia && (m == 0 || ia[0] == 0), PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure in the cuSPARSE product");
   PetscCall(PetscMalloc1(m + 1, &nnz));
   for (PetscInt r = 0; r < m; ++r) nnz[r] = ia[r + 1] - ia[r];
   PetscCall(MatSeqAIJSetPreallocation(C, 0, nnz));
   PetscCall(PetscFree(nnz));
   auto *c = static_cast<Mat_SeqAIJ *>(C->data);
   PetscCheck(c->i[m] == ia[m], PETSC_COMM_SELF, PETSC_ERR_PLIB, "preallocation of a product's pattern: %" PetscInt_FMT " slots for %" PetscInt_FMT " entries", c->i[m], ia[m]);
-  PetscCall(PetscArraycpy(c->j, ja, ia[m]));
+  if (SingleMalloc(c, 0)) PetscCall(PetscArraycpy(c->j, ja, ia[m]));
+  else {
+    // C's own pattern arrays (allocated, not yet touched) go back, its value array stays
+    const PetscBool free_a = c->free_a;
+    PetscScalar    *va     = c->a;
+    c->free_a              = PETSC_FALSE;
+    PetscCall(MatSeqXAIJFreeAIJ(C, &c->a, &c->j, &c->i));
+    c->a       = va;
+    c->free_a  = free_a;
+    c->i       = ia;
+    c->j       = ja;
+    c->free_ij = PETSC_FALSE;
+    PetscCall(PetscObjectCompose((PetscObject)C, "GpuMatsPatternOwner", (PetscObject)inner));
+  }
   for (PetscInt r = 0; r < m; ++r) c->ilen[r] = c->imax[r];
   c->nz = ia[m];
   PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
@@ -304,9 +360,6 @@ PetscErrorCode ProductSymbolic(Mat C)
   Mat_Product    *p  = C->product;
   auto           *pd = new ProductData;
   Mat             op[3], S[3]{};
-  const PetscInt *ia, *ja;
-  PetscInt        n;
-  PetscBool       done;
 
   PetscFunctionBegin;
   const int k = Operands(C, op);
@@ -347,10 +400,9 @@ PetscErrorCode ProductSymbolic(Mat C)
   PetscCall(MatSetBlockSizesFromMats(C, pd->inner, pd->inner));
   PetscCall(MatSetType(C, ((PetscObject)op[OurDeviceSeq(op[0]) ? 0 : OurDeviceSeq(op[1]) ? 1 : 2])->type_name));
   Data(C)->build_at = BuildAt::kUse; // not from the zeros below: built at the first use, from inner on the GPU
-  PetscCall(MatGetRowIJ(pd->inner, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure in the cuSPARSE product");
-  PetscCall(SetPattern(C, ia, ja));
-  PetscCall(MatRestoreRowIJ(pd->inner, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCall(PetscLogEventBegin(pattern_event, C, 0, 0, 0));
+  PetscCall(SetPattern(C, pd->inner));
+  PetscCall(PetscLogEventEnd(pattern_event, C, 0, 0, 0));
   // from here inner holds C's values (whatever the symbolic phase left, as for aijcusparse's own
   // products); C's host array is never read before a download (host_stale)
   PetscCall(AdoptInnerAsShadow(C, pd->inner));
@@ -510,6 +562,7 @@ PetscErrorCode RegisterCusparseBridge()
   PetscFunctionBegin;
   PetscCall(PetscLogEventRegister("GpuMatsShadow", MAT_CLASSID, &shadow_event));
   PetscCall(PetscLogEventRegister("GpuMatsSpGEMM", MAT_CLASSID, &product_event));
+  PetscCall(PetscLogEventRegister("GpuMatsPattern", MAT_CLASSID, &pattern_event));
   // exact type names: MatGetFactor without a solver type takes these before the prefix match
   // that gives AIJ subclasses PETSc's own host factorization
   for (const TypeForm &t : type_forms()) {
