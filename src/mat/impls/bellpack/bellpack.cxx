@@ -3,6 +3,7 @@
 #include "host.hpp"
 #include "tuning.hpp"
 
+#include <algorithm>
 #include <limits>
 #if GPUMATS_HAVE_CUDA
   #include "device.hpp"
@@ -23,6 +24,7 @@ struct BellpackTraits {
     bool             partition_set = false; // R given by the user
     Values           mode          = Values::kPlain; // as asked with -mat_bellpack_values
     std::int64_t     dict_entries  = -1;             // table entries found by resolve, +0.0 included (-1: not counted)
+    double           fill          = -1;             // sampled fill ratio of the block size resolved (-1: not sampled yet)
   };
   using Matrix = bellpack::Matrix<Scalar>;
 
@@ -76,11 +78,11 @@ struct BellpackTraits {
     Params       q = p;
     const CsrIn &A = src.host;
     if (!q.block_set) q.core = block_size(q.core, A, bs);
+    q.fill = sampled_fill(A, q.core.r, q.core.c); // once per build: the partition, the dictionary and the bytes read it
     if (!q.core.partition_rows) {
       // the paper's model: N blocks per thread from the sampled fill ratio, L = ceil(block rows / R)
       const std::int64_t r = q.core.r, c = q.core.c, block_rows = (A.nrows + r - 1) / r;
-      const double       fill = bellpack::block_fill(A, int(r), int(c), std::max<std::int64_t>(1, block_rows / 100));
-      q.core.partition_rows   = bellpack::choose_partition_rows(int(r), int(c), block_rows, fill * double(A.nnz()) / double(r * c));
+      q.core.partition_rows = bellpack::choose_partition_rows(int(r), int(c), block_rows, q.fill * double(A.nnz()) / double(r * c));
     }
     resolve_values(q, src);
     return q;
@@ -110,12 +112,17 @@ struct BellpackTraits {
       (void)PetscInfo(nullptr, "BELLPACK: %" PetscInt64_FMT "%s distinct values, more than a value dictionary holds (65536): values stay plain\n",
                       (PetscInt64)std::min(q.dict_entries, kMaxDictionary), q.dict_entries > kMaxDictionary ? "+" : "");
   }
-  // stored entries from the fill ratio estimated on about 1% of the block rows, as in the paper's
-  // fill estimation
-  static double stored_estimate(const Params &p, const CsrIn &A)
+  // stored entries from the sampled fill ratio (sampled_fill)
+  static double stored_estimate(const Params &p, const CsrIn &A) { return (p.fill >= 0 ? p.fill : sampled_fill(A, p.core.r, p.core.c)) * double(A.nnz()); }
+  // The fill ratio of r x c blocks, estimated on about 1% of the block rows, as in the paper's
+  // fill estimation, and on at most about kFillSample entries: the sample of a small matrix with
+  // long rows is then not a third of it (GAMG's coarse operators on ksp ex56 -ne 59: 2046 rows of
+  // 512 entries, whose three samples took 18 ms of autocuda's choice)
+  static constexpr std::int64_t kFillSample = 1 << 16;
+  static double                 sampled_fill(const CsrIn &A, int r, int c)
   {
-    const std::int64_t r = p.core.r, c = p.core.c, block_rows = (A.nrows + r - 1) / r;
-    return bellpack::block_fill(A, int(r), int(c), std::max<std::int64_t>(1, block_rows / 100)) * double(A.nnz());
+    const std::int64_t block_rows = (A.nrows + r - 1) / r;
+    return bellpack::block_fill(A, r, c, std::max<std::int64_t>({1, block_rows / 100, A.nnz() / kFillSample}));
   }
   // autocuda's BELLPACK candidate: the dictionary where it cuts the bytes by 25% (values auto)
   static void allow_compressed_values(Params &p)
@@ -133,9 +140,7 @@ struct BellpackTraits {
     double best = std::numeric_limits<double>::max();
     for (int r : {1, 2, 3, 4, 6, 8})
       for (int c : {1, 2, 3, 4, 6, 8}) {
-        const std::int64_t block_rows = (A.nrows + r - 1) / r;
-        const double       fill       = bellpack::block_fill(A, r, c, std::max<std::int64_t>(1, block_rows / 100));
-        const double       bytes      = fill * (sizeof(Scalar) + 4.0 / double(r * c));
+        const double bytes = sampled_fill(A, r, c) * (sizeof(Scalar) + 4.0 / double(r * c));
         if (bytes < best - 1e-12) best = bytes, q.r = r, q.c = c;
       }
     return q;
@@ -155,7 +160,7 @@ struct BellpackTraits {
   static void                encode_device(cuda::Operator<Scalar> &D, const std::vector<Scalar> &table) { bellpack::encode_values(D, table); }
   static std::unique_ptr<cuda::Operator<Scalar>> upload(const Matrix &M) { return bellpack::to_device(M); }
 #endif
-  // the fill ratio is estimated on about 1% of the block rows, as in the paper's fill estimation
+  // from the sampled fill ratio (sampled_fill)
   static double predicted_bytes(const Params &p, const BlockSource &src)
   {
     const std::int64_t r = p.core.r, c = p.core.c, block_rows = (src.nrows() + r - 1) / r;
