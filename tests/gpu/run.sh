@@ -13,9 +13,12 @@
 #      use after an assembly (which itself succeeds) with PETSC_ERR_MEM, leaves the AIJ matrix intact
 #      and no CUDA error behind, and works once memory is back;
 #   7. placement: on 2 ranks each rank's GPU is its node-local rank modulo the GPUs (-mat_view), and
-#      ex45's CG takes aijcusparse's iterations with each ghost exchange, overlapped or not.
+#      ex45's CG takes aijcusparse's iterations with each ghost exchange, overlapped or not;
+#   8. shadows: ex56 -ne 39 CG+GAMG solved three times (the matrix rescaled between solves) with
+#      aijcusparse's iterations and residual on 1 and 2 ranks, its aijcusparse shadows uploaded from
+#      page-locked host arrays on one rank (-info).
 # Prints "N passed, M failed" last; exits nonzero on any failure.
-# GPUMATS_GPU_SKIP: sections of this script to skip (kernels memcheck suite copies memory placement), so
+# GPUMATS_GPU_SKIP: sections of this script to skip (kernels memcheck suite copies memory placement shadows), so
 # that a short device session can run a part; GPUMATS_SKIP: sections of tests/run.sh to skip in 4
 # besides those this script always skips.
 set -u
@@ -205,6 +208,40 @@ for t in cmrscuda sellpcuda bellpackcuda autocuda; do
   done
 done
 
+fi
+
+# --- 8. the shadows' uploads from page-locked host arrays ------------------------------------------
+if ! gskipped shadows; then
+# ex56 -ne 39: 192,000 rows, 15.5M nonzeros (124 MB of values, 62 MB of column indices), above
+# cuda::HostPin's 32 MB. On one rank GAMG's first product makes the fine operator's shadow (pattern
+# and values page-locked for its upload); -two_solves rescales the matrix twice, and each new setup
+# refills the shadow's values (page-locked again). On 2 ranks, where the MPI types keep MPIAIJ's host
+# products, the solves are compared only.
+echo "# aijcusparse shadows uploaded from page-locked host arrays: ex56 -ne 39 CG+GAMG, three solves (1 rank; 2 ranks: the solves)"
+MPIEXEC=(mpiexec --oversubscribe)
+[ "$(id -u)" = 0 ] && MPIEXEC+=(--allow-run-as-root)
+EX56=(build/bin/tutorial-ex56 -dll_append "$PWD/lib/libpetscgpumats.so" -ne 39 -two_solves -ksp_type cg -pc_type gamg -pc_gamg_type agg
+  -pc_gamg_agg_nsmooths 1 -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -use_mat_nearnullspace -ksp_converged_reason)
+solves() { grep -o 'iterations [0-9]*' "$1" | tr '\n' ' '; }
+residual() { grep -o '|b-Ax|/|b|=[0-9.e+-]*' "$1" | tail -1 | awk -F= '{printf "%.2e", $2}'; }
+for np in 1 2; do
+  ref=build/test-logs/shadows-aijcusparse-np$np.log
+  "${MPIEXEC[@]}" -n $np "${EX56[@]}" -mat_type aijcusparse >"$ref" 2>&1
+  for t in cmrscuda sellpcuda bellpackcuda autocuda; do
+    log=build/test-logs/shadows-$t-np$np.log
+    "${MPIEXEC[@]}" -n $np "${EX56[@]}" -mat_type $t -info :mat >"$log" 2>&1
+    pinned=$(grep -c 'uploaded from page-locked host arrays' "$log")
+    patterns=$(grep -c 'pattern and values of [0-9]* nonzeros uploaded from page-locked' "$log")
+    if [ "$(solves "$ref" | wc -w)" = 6 ] && [ "$(solves "$log")" = "$(solves "$ref")" ] && [ -n "$(residual "$ref")" ] &&
+      [ "$(residual "$log")" = "$(residual "$ref")" ] && { [ $np = 2 ] || { [ "$patterns" -ge 1 ] && [ "$pinned" -gt "$patterns" ]; }; }; then
+      pass=$((pass + 1))
+      echo "ok shadows/$t np=$np: $(solves "$log")residual $(residual "$log"); $pinned page-locked uploads, $patterns with the pattern"
+    else
+      fail=$((fail + 1))
+      echo "not ok shadows/$t np=$np: '$(solves "$log")' residual $(residual "$log"), aijcusparse '$(solves "$ref")' $(residual "$ref"); $pinned page-locked uploads, $patterns with the pattern (see $log)"
+    fi
+  done
+done
 fi
 
 echo "$pass passed, $fail failed"
