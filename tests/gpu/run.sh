@@ -15,7 +15,7 @@
 #   7. placement: on 2 ranks each rank's GPU is its node-local rank modulo the GPUs (-mat_view), and
 #      ex45's CG takes aijcusparse's iterations with each ghost exchange, overlapped or not;
 #   8. shadows: ex56 -ne 39 CG+GAMG solved three times (the matrix rescaled between solves) with
-#      aijcusparse's iterations and residual on 1 and 2 ranks, its aijcusparse shadows uploaded from
+#      aijcusparse's iterations (and its residual within 5%) on 1 and 2 ranks, its aijcusparse shadows uploaded from
 #      page-locked host arrays on one rank (-info).
 # Prints "N passed, M failed" last; exits nonzero on any failure.
 # GPUMATS_GPU_SKIP: sections of this script to skip (kernels memcheck suite copies memory placement shadows), so
@@ -223,7 +223,9 @@ MPIEXEC=(mpiexec --oversubscribe)
 EX56=(build/bin/tutorial-ex56 -dll_append "$PWD/lib/libpetscgpumats.so" -ne 39 -two_solves -ksp_type cg -pc_type gamg -pc_gamg_type agg
   -pc_gamg_agg_nsmooths 1 -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -use_mat_nearnullspace -ksp_converged_reason)
 solves() { grep -o 'iterations [0-9]*' "$1" | tr '\n' ' '; }
-residual() { grep -o '|b-Ax|/|b|=[0-9.e+-]*' "$1" | tail -1 | awk -F= '{printf "%.2e", $2}'; }
+# the last solve's |b-Ax|/|b|: within 5% of aijcusparse's (at -ne 39 the types' roundoff moves GAMG's
+# eigenvalue estimates enough to give 3.07e-04 to 3.12e-04 in the same iterations)
+residual() { grep -o '|b-Ax|/|b|=[0-9.e+-]*' "$1" | tail -1 | awk -F= '{printf "%.3e", $2}'; }
 for np in 1 2; do
   ref=build/test-logs/shadows-aijcusparse-np$np.log
   "${MPIEXEC[@]}" -n $np "${EX56[@]}" -mat_type aijcusparse >"$ref" 2>&1
@@ -233,7 +235,8 @@ for np in 1 2; do
     pinned=$(grep -c 'uploaded from page-locked host arrays' "$log")
     patterns=$(grep -c 'pattern and values of [0-9]* nonzeros uploaded from page-locked' "$log")
     if [ "$(solves "$ref" | wc -w)" = 6 ] && [ "$(solves "$log")" = "$(solves "$ref")" ] && [ -n "$(residual "$ref")" ] &&
-      [ "$(residual "$log")" = "$(residual "$ref")" ] && { [ $np = 2 ] || { [ "$patterns" -ge 1 ] && [ "$pinned" -gt "$patterns" ]; }; }; then
+      awk -v a="$(residual "$log")" -v b="$(residual "$ref")" 'BEGIN { exit !(a != "" && a - b <= 0.05 * b && b - a <= 0.05 * b) }' &&
+      { [ $np = 2 ] || { [ "$patterns" -ge 1 ] && [ "$pinned" -gt "$patterns" ]; }; }; then
       pass=$((pass + 1))
       echo "ok shadows/$t np=$np: $(solves "$log")residual $(residual "$log"); $pinned page-locked uploads, $patterns with the pattern"
     else
