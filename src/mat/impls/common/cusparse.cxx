@@ -274,7 +274,7 @@ PetscErrorCode HostProduct(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// Whether SeqAIJ allocates a, j and i in one block (PETSc before 3.22): then they cannot be
+// Whether SeqAIJ allocates a, j and i in one block (older PETSc; 3.25 does not): then they cannot be
 // freed or lent one by one
 template <class T>
 auto SingleMalloc(const T *c, int) -> decltype(bool(c->singlemalloc))
