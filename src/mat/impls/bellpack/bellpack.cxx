@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 #if GPUMATS_HAVE_CUDA
   #include "device.hpp"
 #endif
@@ -112,8 +113,12 @@ struct BellpackTraits {
       (void)PetscInfo(nullptr, "BELLPACK: %" PetscInt64_FMT "%s distinct values, more than a value dictionary holds (65536): values stay plain\n",
                       (PetscInt64)std::min(q.dict_entries, kMaxDictionary), q.dict_entries > kMaxDictionary ? "+" : "");
   }
-  // stored entries from the sampled fill ratio (sampled_fill)
-  static double stored_estimate(const Params &p, const CsrIn &A) { return (p.fill >= 0 ? p.fill : sampled_fill(A, p.core.r, p.core.c)) * double(A.nnz()); }
+  // stored entries from the fill ratio resolve sampled (every caller's parameters come from resolve)
+  static double stored_estimate(const Params &p, const CsrIn &A)
+  {
+    if (p.fill < 0) throw std::logic_error("BELLPACK: a stored-entry estimate from parameters that resolve has not filled in");
+    return p.fill * double(A.nnz());
+  }
   // The fill ratio of r x c blocks, estimated on about 1% of the block rows, as in the paper's
   // fill estimation, and on at most about kFillSample entries: the sample of a small matrix with
   // long rows is then not a third of it (GAMG's coarse operators on ksp ex56 -ne 59: 2046 rows of
