@@ -365,6 +365,17 @@ bool sellp_dictionary_case(const Csr<V> &A0, sellp::Params p, std::int64_t disti
     if (!conv->values_compressed() || R.code_bytes != BD.code_bytes || R.code8 != BD.code8 || R.code16 != BD.code16 || !bits_equal(R.dict, BD.dict) || !R.val.empty())
       return why = "encoded anew from a values-only update: differs from the new values' own dictionary form", false;
     if (!check_bytes(*conv, 0, "encoded anew", why) || !check_spmv(*conv, B, true, why)) return why = "encoded anew: " + why, false;
+    // new values too many for a dictionary: the same copy keeps them plain (keep_plain_values),
+    // its values B's plain form, its layout the dictionary copy's, its footprint the plain array's
+    if (!fill_plain_values(*conv, BP.val, why)) return why = "kept plain: " + why, false;
+    conv->keep_plain_values();
+    const auto K = sellp::download(*conv);
+    if (conv->values_compressed() || K.code_bytes != 0 || !bits_equal(K.val, BP.val) || K.col_ind != R.col_ind || K.col_delta != R.col_delta)
+      return why = "kept plain after a values-only update: differs from the new values' plain form", false;
+    if (conv->footprint.value_bytes != std::int64_t(sizeof(V)) * conv->footprint.stored) return why = "kept plain: the footprint still counts a dictionary", false;
+    if (!check_bytes(*conv, 0, "kept plain", why) || !check_spmv(*conv, B, true, why)) return why = "kept plain: " + why, false;
+    std::int64_t nv = 0;
+    if (!conv->values(&nv) || nv != conv->footprint.stored) return why = "kept plain: no value array for the next values-only update", false;
   }
   const std::function<void(const V *, const Epilogue<V> &)> host_t = [&](const V *x, const Epilogue<V> &ep) { sellp::spmv_transpose(H, x, ep); };
   if (!check_spmv_transpose(*up, A, host_t, true, why)) return false;
@@ -484,6 +495,16 @@ bool bellpack_dictionary_case(const Csr<V> &A0, const bellpack::Params &p0, std:
         if (!re->values_compressed() || R.code_bytes != BD.code_bytes || R.code8 != BD.code8 || R.code16 != BD.code16 || !bits_equal(R.dict, BD.dict))
           return why = what + "encoded anew from a values-only update: differs from the new values' own dictionary form", false;
         if (!check_bytes(*re, 0, "encoded anew", why) || !check_spmv(*re, B, false, why)) return why = what + "encoded anew: " + why, false;
+        // new values too many for a dictionary: kept plain in the same layout (keep_plain_values)
+        if (!fill_plain_values(*re, BP.val, why)) return why = what + "kept plain: " + why, false;
+        re->keep_plain_values();
+        const auto K = bellpack::download(*re);
+        if (re->values_compressed() || K.code_bytes != 0 || !bits_equal(K.val, BP.val) || K.block_col != R.block_col || K.part_ptr != R.part_ptr)
+          return why = what + "kept plain after a values-only update: differs from the new values' plain form", false;
+        if (re->footprint.value_bytes != std::int64_t(sizeof(V)) * re->footprint.stored) return why = what + "kept plain: the footprint still counts a dictionary", false;
+        if (!check_bytes(*re, 0, "kept plain", why) || !check_spmv(*re, B, false, why)) return why = what + "kept plain: " + why, false;
+        std::int64_t nv = 0;
+        if (!re->values(&nv) || nv != re->footprint.stored) return why = what + "kept plain: no value array for the next values-only update", false;
       }
       // a table without +0.0 misses the fill's zeros: refused, not a wrong product
       bool refused = false;

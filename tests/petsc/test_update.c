@@ -15,7 +15,8 @@ static char help[] = "Every way of changing an assembled matrix is seen by the n
    only (MatGpuMatsGetUpdateCounts), or, with -mat_gpumats_values_update rebuild, never so. The
    matrix under test reads the run's options (-mat_gpumats_reorder, -mat_gpumats_long_rows,
    -mat_gpumats_values_update) through MatSetFromOptions, as a user's matrix does. MatSetValues
-   without re-assembly must make MatMult refuse rather than use a stale copy.
+   without re-assembly must make MatMult refuse rather than use a stale copy. Last, a matrix of
+   two values whose values all become distinct (ManyValuesAfterFew).
 */
 #include "testmats.h"
 
@@ -327,6 +328,67 @@ static PetscErrorCode CheckPath(Mat B, const Counts *before, const Counts *after
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A 200 x 200 five-point Laplacian (two distinct values: a value dictionary where the run allows
+   one) whose values then all become distinct: about 199,000 of them, 100,000 per rank on two,
+   more than a dictionary holds (65536). A GPU copy with a dictionary keeps its layout and takes the
+   new values plain (refill_compressed), so the change is still values only; a scaling after it
+   refills the plain array. Products against AIJ after each change. */
+static PetscErrorCode ManyValuesAfterFew(const char *type, PetscBool rebuild, PetscBool either)
+{
+  const PetscInt g = 200;
+  Mat            A, B;
+  PetscInt       rs, re;
+  Counts         c0, c1, c2;
+  char           name[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, g * g, g * g, 5, NULL, 2, NULL, &A));
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) {
+    const PetscInt x = i % g, y = i / g;
+    if (y > 0) PetscCall(MatSetValue(A, i, i - g, -1.0, INSERT_VALUES));
+    if (x > 0) PetscCall(MatSetValue(A, i, i - 1, -1.0, INSERT_VALUES));
+    PetscCall(MatSetValue(A, i, i, 4.0, INSERT_VALUES));
+    if (x < g - 1) PetscCall(MatSetValue(A, i, i + 1, -1.0, INSERT_VALUES));
+    if (y < g - 1) PetscCall(MatSetValue(A, i, i + g, -1.0, INSERT_VALUES));
+  }
+  PetscCall(Reassemble(A));
+  PetscCall(MatConvert(A, type, MAT_INITIAL_MATRIX, &B));
+  PetscCall(MatSetFromOptions(B));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "few-values/%s", type));
+  PetscCall(Compare(A, B, name));
+  PetscCall(GetCounts(B, &c0));
+  for (PetscInt k = 0; k < 2; k++) { /* every entry its own value, on A and on B */
+    Mat M = k ? B : A;
+    for (PetscInt i = rs; i < re; i++) {
+      const PetscInt *cols;
+      PetscInt        n;
+      PetscScalar     v[5];
+      PetscInt        c[5];
+      PetscCall(MatGetRow(A, i, &n, &cols, NULL));
+      for (PetscInt j = 0; j < n; j++) c[j] = cols[j], v[j] = (cols[j] == i ? 4.0 : -1.0) * (1.0 + 1e-7 * (PetscReal)(5 * i + j));
+      PetscCall(MatRestoreRow(A, i, &n, &cols, NULL));
+      PetscCall(MatSetValues(M, 1, &i, n, c, v, INSERT_VALUES));
+    }
+    PetscCall(Reassemble(M));
+  }
+  PetscCall(PetscSNPrintf(name, sizeof(name), "many-values-after-few/%s", type));
+  PetscCall(Compare(A, B, name));
+  PetscCall(GetCounts(B, &c1));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "many-values-after-few-path/%s", type));
+  PetscCall(CheckPath(B, &c0, &c1, rebuild, either, name));
+  PetscCall(MatScale(A, 0.5));
+  PetscCall(MatScale(B, 0.5));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "many-values-scaled/%s", type));
+  PetscCall(Compare(A, B, name));
+  PetscCall(GetCounts(B, &c2));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "many-values-scaled-path/%s", type));
+  PetscCall(CheckPath(B, &c1, &c2, rebuild, either, name));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   TypeList       types;
@@ -432,6 +494,11 @@ int main(int argc, char **argv)
       PetscCall(MatDestroy(&A));
       PetscCall(MatDestroy(&B));
     }
+  }
+  for (PetscInt t = 0; t < types.ntypes; t++) {
+    PetscBool gpu;
+    PetscCall(PetscStrendswith(types.types[t], "cuda", &gpu));
+    PetscCall(ManyValuesAfterFew(types.types[t], rebuild, dictionary && !gpu ? PETSC_TRUE : PETSC_FALSE));
   }
   PetscCall(FreeTypeList(&types));
   PetscCall(PetscFinalize());

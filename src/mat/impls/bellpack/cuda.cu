@@ -80,14 +80,8 @@ public:
     *count = code_bytes ? 0 : this->footprint.stored;
     return code_bytes ? nullptr : val.template as<V>();
   }
-  V *open_plain_values(std::int64_t *count) override
-  {
-    *count = 0;
-    if (!code_bytes) return nullptr;
-    val    = Buffer(std::size_t(this->footprint.stored) * sizeof(V)); // (dropped again by the encoder)
-    *count = this->footprint.stored;
-    return val.template as<V>();
-  }
+  V *open_plain_values(std::int64_t *count) override { return cuda::open_plain_values<V>(code_bytes, val, this->footprint.stored, count); }
+  void keep_plain_values() override { cuda::keep_plain_values<V>("BELLPACK", code_bytes, codes, table, val, this->footprint); }
 };
 
 // Walks the distinct block columns of block row `I` in ascending order by merging its r sorted

@@ -673,12 +673,11 @@ bool FormatOperator::update_values(const CsrIn &A, PetscInt block_size, bool dev
 #if GPUMATS_HAVE_CUDA
   if (compressed) {
     // The new values get a table of their own: a Newton step's or a scaled matrix's values are
-    // not the old ones. Counted on the GPU from their upload; with more than a dictionary holds,
-    // the caller converts in full (and the format chooses its values' form anew).
+    // not the old ones. Counted on the GPU from their upload; with more than a dictionary holds
+    // (distinct empty), the copy keeps them plain in the same layout (refill_compressed).
     const Scalar       *dev = values_on_device ? csr : slots_.upload(csr, nnz, stream);
     std::int64_t        count = 0;
     const std::vector<Scalar> distinct = cuda::distinct_values(dev, nnz, kMaxDictionary, &count, stream);
-    if (distinct.empty()) return false;
     const std::int64_t before = footprint().value_bytes;
     const bool         done   = refill_compressed(distinct, [&](Scalar *plain, std::int64_t np) {
       slots_.gather(dev, nnz, plain, np, tail_.values(device), tail_.nnz(), device, stream, true);

@@ -382,8 +382,9 @@ public:
   // A values-only update of a GPU copy that holds its values in a value dictionary (values() is
   // null): the table the format encodes against is made from `distinct` (the block's distinct
   // values, sorted by bit pattern), a plain value array in the copy's layout is opened beside the
-  // codes, gather(plain, n) fills it, and the format encodes it anew, as at its build. false, the
-  // copy untouched: no such copy, or the values do not fit a dictionary (the caller converts).
+  // codes, gather(plain, n) fills it, and the format encodes it anew, as at its build. `distinct`
+  // empty (more values than a dictionary holds): the copy keeps the gathered values plain, in the
+  // same layout. false, the copy untouched: no such copy (the caller converts).
   virtual bool refill_compressed(const std::vector<Scalar> &distinct, const std::function<void(Scalar *, std::int64_t)> &gather)
   {
     (void)distinct, (void)gather;

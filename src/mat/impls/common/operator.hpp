@@ -94,12 +94,17 @@ public:
 #if GPUMATS_HAVE_CUDA
     if constexpr (HasCompressedValues<T>::value) {
       if (!dev_ || !dev_->values_compressed()) return false;
-      const std::vector<Scalar> table = T::value_table(distinct);
-      if (table.empty()) return false;
-      std::int64_t n     = 0;
-      Scalar      *plain = dev_->open_plain_values(&n);
+      // no table: more distinct values than a dictionary holds (a Newton step's Jacobian after a
+      // first one of few values). The copy keeps its layout with plain values rather than being
+      // converted in full, which for autocuda would also mean a new choice with its timings.
+      const std::vector<Scalar> table = distinct.empty() ? distinct : T::value_table(distinct);
+      std::int64_t              n     = 0;
+      Scalar                   *plain = dev_->open_plain_values(&n);
       gather(plain, n);
-      T::encode_device(*dev_, table); // as build_resolved does
+      if (table.empty()) {
+        dev_->keep_plain_values();
+        T::plain_values(used_); // (what parameters() reports)
+      } else T::encode_device(*dev_, table); // as build_resolved does
       fp_ = dev_->footprint;
       return true;
     }

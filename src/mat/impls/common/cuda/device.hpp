@@ -224,6 +224,10 @@ public:
     *count = 0;
     return nullptr;
   }
+  // After open_plain_values and the gather, instead of encoding: the copy keeps the plain values
+  // and drops codes and table (new values too many for a dictionary). Nothing to do where the
+  // values are not compressed.
+  virtual void        keep_plain_values() {}
   LoadPolicy          load_policy = LoadPolicy::kStream;
   Footprint           footprint; // of the format this copy holds, as the host core counts it
 };

@@ -125,5 +125,33 @@ void encode_dictionary(const char *format, const std::vector<V> &table, int &cod
   fp.value_bytes = std::int64_t(w) * stored + std::int64_t(sizeof(V) * table.size());
 }
 
+// A values-only update of a copy holding codes (Operator::open_plain_values): a plain array of
+// its `stored` values in the codes' layout, allocated beside them for the update's gather. The
+// encoder (encode_dictionary) drops it again, keep_plain_values keeps it instead. Null where the
+// copy holds plain values already.
+template <class V>
+V *open_plain_values(int code_bytes, Buffer &val, std::int64_t stored, std::int64_t *count)
+{
+  *count = 0;
+  if (!code_bytes) return nullptr;
+  val    = Buffer(std::size_t(stored) * sizeof(V));
+  *count = stored;
+  return val.template as<V>();
+}
+
+// After open_plain_values and the gather, when the new values are too many for a dictionary: the
+// copy keeps them plain, codes and table go, and its footprint counts the plain array. The layout
+// (slices or blocks, columns) does not depend on the values' form, so nothing else changes.
+template <class V>
+void keep_plain_values(const char *format, int &code_bytes, Buffer &codes, Buffer &table, const Buffer &val, Footprint &fp)
+{
+  if (!code_bytes) return;
+  if (fp.stored && !val.get()) throw FormatError(std::string(format) + ": no plain values were opened to keep in place of the dictionary");
+  codes          = Buffer();
+  table          = Buffer();
+  code_bytes     = 0;
+  fp.value_bytes = std::int64_t(sizeof(V)) * fp.stored;
+}
+
 } // namespace cuda
 } // namespace gpumats
