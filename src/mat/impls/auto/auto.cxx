@@ -111,6 +111,13 @@ double predict_us(const Candidate &k, bool banded)
   return std::max(k.bytes / bw, m.us_per_step * k.steps);
 }
 
+// The value dictionary is weighed for blocks of this many nonzeros or more. It saves at most the
+// value bytes less the codes' (6-7 bytes per stored entry) per product: below a million nonzeros
+// that is under 1.5 us at the H200's bandwidth, inside a kernel launch's own cost, while weighing
+// it (counting the distinct values, the stored entries of the sorted layout) took autocuda's SELL-P
+// candidate 0.5-5.9 ms per block on snes ex19's interpolations (148k-591k nonzeros, few values).
+constexpr std::int64_t kDictionaryMinNonzeros = std::int64_t(1) << 20;
+
 class AutoOperator final : public FormatOperator {
 public:
   bool trial = false;
@@ -153,12 +160,13 @@ public:
 #endif
     // the candidates and their predicted times
     std::vector<Candidate> c;
+    const bool             dictionaries = values_auto && A.nnz() >= kDictionaryMinNonzeros;
     c.push_back({"sellp", sellp_info.make()});
-    if (values_auto) c.back().op->allow_compressed_values(); // (SELL-P counts the distinct values on the GPU)
+    if (dictionaries) c.back().op->allow_compressed_values(); // (SELL-P counts the distinct values on the GPU)
     c.push_back({"cmrs", cmrs_info.make()});
     if (bs > 1 && bs <= 8) {
       c.push_back({"bellpack", bellpack_info.make()});
-      if (values_auto) c.back().op->allow_compressed_values(); // (the distinct values counted once, kept with the upload)
+      if (dictionaries) c.back().op->allow_compressed_values(); // (the distinct values counted once, kept with the upload)
     }
     c.push_back({"csr", std::make_unique<CsrOperator>()});
     const bool banded = A.banded_columns();

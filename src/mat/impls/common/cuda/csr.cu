@@ -388,6 +388,14 @@ __global__ void distinct_kernel(const V *__restrict__ val, std::int64_t n, std::
   }
 }
 
+// The occupied slots' keys, in no order, into keys[0..*count): the readback of distinct_values.
+__global__ void gather_keys_kernel(const unsigned long long *__restrict__ table, std::uint64_t slots, unsigned long long *__restrict__ keys,
+                                   unsigned long long *__restrict__ count)
+{
+  for (std::uint64_t s = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < slots; s += std::uint64_t(gridDim.x) * blockDim.x)
+    if (table[s] != kEmptyKey) keys[atomicAdd(count, 1ULL)] = table[s];
+}
+
 } // namespace
 
 template <class V>
@@ -410,12 +418,17 @@ std::vector<V> distinct_values(const V *val, std::int64_t n, std::int64_t limit,
     *count = limit + 1;
     return {};
   }
-  std::vector<unsigned long long> keys(slots);
-  copy_to_host_sync(keys.data(), table.get(), slots * sizeof(unsigned long long), stream);
-  std::vector<std::uint64_t> bits;
-  bits.reserve(std::size_t(found));
-  for (unsigned long long k : keys)
-    if (k != kEmptyKey) bits.push_back(k);
+  // the keys gathered on the GPU (h[0] of them), so that a few values read back a few words, not
+  // the table (2 MB for a block of 65537 nonzeros or more)
+  std::vector<std::uint64_t> bits(static_cast<std::size_t>(h[0]));
+  if (h[0]) {
+    Buffer keys(std::size_t(h[0]) * sizeof(unsigned long long));
+    check(cudaMemsetAsync(state.get(), 0, sizeof(unsigned long long), st), "cudaMemsetAsync");
+    gather_keys_kernel<<<unsigned(std::min<std::uint64_t>((slots + 255) / 256, 4096)), 256, 0, st>>>(table.as<unsigned long long>(), slots, keys.as<unsigned long long>(),
+                                                                                                state.as<unsigned long long>());
+    check_launch("distinct keys gather kernel");
+    copy_to_host_sync(bits.data(), keys.get(), keys.bytes(), stream);
+  }
   if (h[2]) bits.push_back(kEmptyKey);
   std::sort(bits.begin(), bits.end()); // by bit pattern, as the dictionaries order their tables
   std::vector<V> out(bits.size());
