@@ -221,6 +221,17 @@ if ! skipped petsc; then
     in_bg 1 run_checks "test_coo -coo_device dictionaries np=1" "${MPIEXEC[@]}" -n 1 "$BIN/test_coo" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)" -coo_device \
       -mat_sellp_values dictionary -mat_bellpack_values dictionary ;;
   esac
+  # a copy with a value dictionary whose values then outgrow any dictionary (test_update's
+  # ManyValuesAfterFew): the dictionary there before (-mat_view), plain values after, products
+  # equal to AIJ's; on the GPU a values-only update (the copy keeps its layout), on the host a
+  # conversion. autocuda weighs dictionaries from 2^20 nonzeros: a 1100^2 grid, 6M nonzeros
+  dict_types=$(for t in $TYPES; do case $t in sellp* | bellpack* | autocuda) printf '%s,' "$t" ;; esac; done)
+  if [ -n "$dict_types" ]; then
+    for np in 1 2; do
+      in_bg $np run_checks "test_update dictionary outgrown np=$np" "${MPIEXEC[@]}" -n $np "$BIN/test_update" -types "${dict_types%,}" -ref "$REF" -dir "$(jobdir)" \
+        -many_values_only -many_values_expect_dictionary -many_values_grid 1100 -mat_sellp_values dictionary -mat_bellpack_values dictionary
+    done
+  fi
   # every change converted in full: test_update then checks that no copy took the values-only path
   for np in 1 2; do
     in_bg $np run_checks "test_update -mat_gpumats_values_update rebuild np=$np" "${MPIEXEC[@]}" -n $np "$BIN/test_update" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)" \

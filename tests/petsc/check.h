@@ -7,6 +7,8 @@
 
 #include <petscgpumats.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 
 #if PETSC_VERSION_LT(3, 19, 0)
   #define PETSC_SUCCESS 0
@@ -26,6 +28,36 @@ static inline PetscErrorCode Check(MPI_Comm comm, PetscBool ok, const char *name
     PetscCall(PetscPrintf(comm, "not ok %s: %s\n", name, why ? why : "failed"));
     check_failures++;
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether B's -mat_view ::ascii_info text contains `needle` (collective: the text goes to the file
+   dir/file, which rank 0 reads; our types print to ASCII viewers only). */
+static inline PetscErrorCode ViewContains(Mat B, const char *dir, const char *file, const char *needle, PetscBool *found)
+{
+  MPI_Comm    comm = PetscObjectComm((PetscObject)B);
+  PetscMPIInt rank;
+  PetscViewer v;
+  char        path[PETSC_MAX_PATH_LEN];
+  int         hit = 0;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscSNPrintf(path, sizeof(path), "%s/%s", dir, file));
+  PetscCall(PetscViewerASCIIOpen(comm, path, &v));
+  PetscCall(PetscViewerPushFormat(v, PETSC_VIEWER_ASCII_INFO));
+  PetscCall(MatView(B, v));
+  PetscCall(PetscViewerPopFormat(v));
+  PetscCall(PetscViewerDestroy(&v));
+  if (rank == 0) {
+    FILE *fp = fopen(path, "r");
+    char  line[4096];
+    PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot read back %s", path);
+    while (!hit && fgets(line, sizeof(line), fp)) hit = strstr(line, needle) != NULL;
+    fclose(fp);
+  }
+  PetscCallMPI(MPI_Bcast(&hit, 1, MPI_INT, 0, comm));
+  *found = hit ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

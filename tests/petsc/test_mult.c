@@ -83,36 +83,6 @@ static PetscErrorCode EventCount(const char *format, const char *what, PetscInt 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Whether B's -mat_view ::ascii_info text contains `needle` (collective: the text goes to a file,
-   which rank 0 reads; our types print to ASCII viewers only). */
-static PetscErrorCode ViewContains(Mat B, const char *needle, PetscBool *found)
-{
-  MPI_Comm    comm = PetscObjectComm((PetscObject)B);
-  PetscMPIInt rank;
-  PetscViewer v;
-  char        path[PETSC_MAX_PATH_LEN];
-  int         hit = 0;
-
-  PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCall(PetscSNPrintf(path, sizeof(path), "%s/test_mult-view.txt", view_dir));
-  PetscCall(PetscViewerASCIIOpen(comm, path, &v));
-  PetscCall(PetscViewerPushFormat(v, PETSC_VIEWER_ASCII_INFO));
-  PetscCall(MatView(B, v));
-  PetscCall(PetscViewerPopFormat(v));
-  PetscCall(PetscViewerDestroy(&v));
-  if (rank == 0) {
-    FILE *fp = fopen(path, "r");
-    char  line[4096];
-    PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot read back %s", path);
-    while (!hit && fgets(line, sizeof(line), fp)) hit = strstr(line, needle) != NULL;
-    fclose(fp);
-  }
-  PetscCallMPI(MPI_Bcast(&hit, 1, MPI_INT, 0, comm));
-  *found = hit ? PETSC_TRUE : PETSC_FALSE;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* The product just made ran in the format, on every rank (each rank multiplies its own blocks,
    even empty ones): its SpMV event counted it; for the *cuda types, some rank logged GPU flops
    (every test matrix has nonzeros). */
@@ -230,9 +200,9 @@ static PetscErrorCode CheckTransposeMode(Mat Aaij, const char *type, const char 
 
   /* the path: what -mat_view reports, the copies built, the copy held */
   if (ours) {
-    PetscCall(ViewContains(B, "transpose products: explicit", &explicit_path));
-    PetscCall(ViewContains(B, "transposed copy held:", &held));
-    PetscCall(ViewContains(B, "no transposed copy held", &none_held));
+    PetscCall(ViewContains(B, view_dir, "test_mult-view.txt", "transpose products: explicit", &explicit_path));
+    PetscCall(ViewContains(B, view_dir, "test_mult-view.txt", "transposed copy held:", &held));
+    PetscCall(ViewContains(B, view_dir, "test_mult-view.txt", "no transposed copy held", &none_held));
     if (expect == EXPECT_REPORTED) expect = explicit_path ? EXPECT_EXPLICIT : EXPECT_IMPLICIT;
     PetscCall(PetscSNPrintf(name, sizeof(name), "transpose-path/%s/%s/%s", label, type, mname));
     if (expect == EXPECT_EXPLICIT) {
@@ -269,7 +239,7 @@ static PetscErrorCode CheckTransposeMode(Mat Aaij, const char *type, const char 
     PetscCall(CompareVecs(yt, ref, mag, tol, &ok, why, sizeof(why)));
     PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose-switched-to-implicit/%s/%s/%s", label, type, mname));
     PetscCall(Check(comm, ok, name, why));
-    PetscCall(ViewContains(B, "no transposed copy held", &none_held));
+    PetscCall(ViewContains(B, view_dir, "test_mult-view.txt", "no transposed copy held", &none_held));
     PetscCall(PetscSNPrintf(name, sizeof(name), "transposed-copy-freed-on-implicit/%s/%s/%s", label, type, mname));
     PetscCall(Check(comm, none_held, name, "-mat_view still reports a transposed copy held after a product on the implicit path"));
   }
@@ -336,7 +306,7 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
     if (size == 1 && !set_spmv && !set_sort && !set_h && !set_split && (dense || lap || scattered)) {
       const char *want = dense || scattered ? "strip height 16, entries in row order, basic layout (no padding), GPU kernel segmented"
                                : "strip height 8, entries sorted by column, basic layout (no padding), GPU kernel subwarp (8 lanes per strip)";
-      PetscCall(ViewContains(B, want, &found));
+      PetscCall(ViewContains(B, view_dir, "test_mult-view.txt", want, &found));
       PetscCall(PetscSNPrintf(name, sizeof(name), "cmrs-auto-kernel/%s/%s", type, mname));
       PetscCall(PetscSNPrintf(why, sizeof(why), "-mat_view does not say \"%s\"", want));
       PetscCall(Check(comm, found, name, why));

@@ -1,7 +1,8 @@
 static char help[] = "Every way of changing an assembled matrix is seen by the next MatMult of every type under test, and a change that\n"
                      "keeps the nonzero pattern moves the values only (-mat_gpumats_values_update auto, the default) or converts in full\n"
                      "(-mat_gpumats_values_update rebuild).\n"
-                     "  -types a,b,c : types under test (default cmrs,sellp,bellpack)\n";
+                     "  -types a,b,c : types under test (default cmrs,sellp,bellpack)\n"
+                     "  -many_values_grid g, -many_values_only, -many_values_expect_dictionary : the many-values case (ManyValuesAfterFew)\n";
 
 /*
    The same change is applied to an AIJ reference and to the matrix under test, three times in a
@@ -328,20 +329,29 @@ static PetscErrorCode CheckPath(Mat B, const Counts *before, const Counts *after
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A 200 x 200 five-point Laplacian (two distinct values: a value dictionary where the run allows
-   one) whose values then all become distinct: about 199,000 of them, 100,000 per rank on two,
-   more than a dictionary holds (65536). A GPU copy with a dictionary keeps its layout and takes the
-   new values plain (refill_compressed), so the change is still values only; a scaling after it
-   refills the plain array. Products against AIJ after each change. */
+/* A g x g five-point Laplacian (g = 200, or -many_values_grid; two distinct values: a value
+   dictionary where the run allows one) whose values then all become distinct: about 199,000 of
+   them at g = 200, 100,000 per rank on two, more than a dictionary holds (65536). A GPU copy with a
+   dictionary keeps its layout and takes the new values plain (refill_compressed), so the change is
+   still values only; a scaling after it refills the plain array. Products against AIJ after each
+   change. With -many_values_expect_dictionary, the copy must hold a dictionary before the change
+   and plain values after it (-mat_view ::ascii_info, written to -dir; types with a dictionary
+   only, not CMRS): autocuda weighs dictionaries
+   in blocks of 2^20 nonzeros or more, so its case needs g >= 460 on one rank. */
 static PetscErrorCode ManyValuesAfterFew(const char *type, PetscBool rebuild, PetscBool either)
 {
-  const PetscInt g = 200;
+  PetscInt       g = 200;
+  PetscBool      expect = PETSC_FALSE, found;
+  char           dir[PETSC_MAX_PATH_LEN] = ".";
   Mat            A, B;
   PetscInt       rs, re;
   Counts         c0, c1, c2;
   char           name[256];
 
   PetscFunctionBeginUser;
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-many_values_grid", &g, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-many_values_expect_dictionary", &expect, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-dir", dir, sizeof(dir), NULL));
   PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, g * g, g * g, 5, NULL, 2, NULL, &A));
   PetscCall(MatGetOwnershipRange(A, &rs, &re));
   for (PetscInt i = rs; i < re; i++) {
@@ -357,17 +367,24 @@ static PetscErrorCode ManyValuesAfterFew(const char *type, PetscBool rebuild, Pe
   PetscCall(MatSetFromOptions(B));
   PetscCall(PetscSNPrintf(name, sizeof(name), "few-values/%s", type));
   PetscCall(Compare(A, B, name));
+  if (expect) {
+    PetscCall(ViewContains(B, dir, "test_update-view.txt", "codes into a dictionary", &found));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "few-values-dictionary/%s", type));
+    PetscCall(Check(PETSC_COMM_WORLD, found, name, "-mat_view ::ascii_info names no value dictionary for a matrix of two values"));
+  }
   PetscCall(GetCounts(B, &c0));
-  for (PetscInt k = 0; k < 2; k++) { /* every entry its own value, on A and on B */
+  for (PetscInt k = 0; k < 2; k++) { /* every entry its own value, on A and on B: the stencil's again */
     Mat M = k ? B : A;
     for (PetscInt i = rs; i < re; i++) {
-      const PetscInt *cols;
-      PetscInt        n;
-      PetscScalar     v[5];
-      PetscInt        c[5];
-      PetscCall(MatGetRow(A, i, &n, &cols, NULL));
-      for (PetscInt j = 0; j < n; j++) c[j] = cols[j], v[j] = (cols[j] == i ? 4.0 : -1.0) * (1.0 + 1e-7 * (PetscReal)(5 * i + j));
-      PetscCall(MatRestoreRow(A, i, &n, &cols, NULL));
+      const PetscInt x = i % g, y = i / g;
+      PetscInt       c[5], n = 0;
+      PetscScalar    v[5];
+      if (y > 0) c[n++] = i - g;
+      if (x > 0) c[n++] = i - 1;
+      c[n++] = i;
+      if (x < g - 1) c[n++] = i + 1;
+      if (y < g - 1) c[n++] = i + g;
+      for (PetscInt j = 0; j < n; j++) v[j] = (c[j] == i ? 4.0 : -1.0) * (1.0 + 1e-7 * (PetscReal)(5 * i + j));
       PetscCall(MatSetValues(M, 1, &i, n, c, v, INSERT_VALUES));
     }
     PetscCall(Reassemble(M));
@@ -377,6 +394,13 @@ static PetscErrorCode ManyValuesAfterFew(const char *type, PetscBool rebuild, Pe
   PetscCall(GetCounts(B, &c1));
   PetscCall(PetscSNPrintf(name, sizeof(name), "many-values-after-few-path/%s", type));
   PetscCall(CheckPath(B, &c0, &c1, rebuild, either, name));
+  if (expect) {
+    /* (on several ranks the off-diagonal blocks, a few thousand values, get a dictionary of their
+       own: the diagonal blocks' plain values are the line to find) */
+    PetscCall(ViewContains(B, dir, "test_update-view.txt", "values plain", &found));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "many-values-plain/%s", type));
+    PetscCall(Check(PETSC_COMM_WORLD, found, name, "-mat_view ::ascii_info names no plain values after the values outgrew the dictionary"));
+  }
   PetscCall(MatScale(A, 0.5));
   PetscCall(MatScale(B, 0.5));
   PetscCall(PetscSNPrintf(name, sizeof(name), "many-values-scaled/%s", type));
@@ -416,7 +440,7 @@ int main(int argc, char **argv)
     {"axpy-not-a-subset", AxpyNotSubset, PETSC_FALSE, Sequential},
   };
   char      mode[64] = "auto", values[64] = "plain";
-  PetscBool rebuild, dictionary;
+  PetscBool rebuild, dictionary, many_only = PETSC_FALSE;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscGpuMatsInitialize());
@@ -442,7 +466,8 @@ int main(int argc, char **argv)
     PetscCall(PetscStrcmp(bvalues, "plain", &bplain));
     if (!bplain) dictionary = PETSC_TRUE;
   }
-  for (size_t m = 0; m < sizeof(mats) / sizeof(mats[0]); m++) {
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-many_values_only", &many_only, NULL)); /* ManyValuesAfterFew alone */
+  for (size_t m = 0; m < (many_only ? 0 : sizeof(mats) / sizeof(mats[0])); m++) {
     for (PetscInt t = 0; t < types.ntypes; t++) {
       Mat       A, B;
       char      name[256];
