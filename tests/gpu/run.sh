@@ -32,6 +32,9 @@ make -j"$(nproc)" lib tests >build-gpu.log 2>&1 || { tail -30 build-gpu.log; ech
 
 pass=0
 fail=0
+# the MPI launcher of sections 7 and 8 (as root, Open MPI wants to be told)
+MPIEXEC=(mpiexec --oversubscribe)
+[ "$(id -u)" = 0 ] && MPIEXEC+=(--allow-run-as-root)
 tally() { # adds the "N passed, M failed" or "# n checks passed, m failed" of a log
   local p f
   p=$(grep -o -E '[0-9]+ (checks )?passed' "$1" | tail -1 | grep -o -E '^[0-9]+')
@@ -172,8 +175,6 @@ fi
 # --- 7. placement and the exchanges on 2 ranks ---------------------------------------------------
 if ! gskipped placement; then
 echo "# 2 ranks: one GPU per node-local rank, and CG with each ghost exchange"
-MPIEXEC=(mpiexec --oversubscribe)
-[ "$(id -u)" = 0 ] && MPIEXEC+=(--allow-run-as-root)
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 ngpu=${ngpu:-1}
 [ "$ngpu" -ge 1 ] || ngpu=1
@@ -218,8 +219,6 @@ if ! gskipped shadows; then
 # refills the shadow's values (page-locked again). On 2 ranks, where the MPI types keep MPIAIJ's host
 # products, the solves are compared only.
 echo "# aijcusparse shadows uploaded from page-locked host arrays: ex56 -ne 39 CG+GAMG, three solves (1 rank; 2 ranks: the solves)"
-MPIEXEC=(mpiexec --oversubscribe)
-[ "$(id -u)" = 0 ] && MPIEXEC+=(--allow-run-as-root)
 EX56=(build/bin/tutorial-ex56 -dll_append "$PWD/lib/libpetscgpumats.so" -ne 39 -two_solves -ksp_type cg -pc_type gamg -pc_gamg_type agg
   -pc_gamg_agg_nsmooths 1 -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -use_mat_nearnullspace -ksp_converged_reason)
 solves() { grep -o 'iterations [0-9]*' "$1" | tr '\n' ' '; }

@@ -16,9 +16,9 @@
 //     (TypeData::host_stale): the shadow is now the authoritative copy of A's values.
 //   - The format copy is refilled from the shadow's device values (UpdateValuesFromDevice, the
 //     values-only path with the slot maps on the GPU) in Build (seq.cxx), without a host round
-//     trip (a copy with a value dictionary is encoded anew there); where that path cannot serve (the
-//     first values after a new pattern, new values that no dictionary holds) the host values are
-//     brought up to date first and the copy converted as usual.
+//     trip (a copy with a value dictionary is encoded anew there, or keeps the new values plain
+//     where no dictionary holds them); where that path cannot serve (the first values after a new
+//     pattern) the host values are brought up to date first and the copy converted as usual.
 //   - The host values are brought up to date (one download from the shadow) lazily, when
 //     something reads them: A's MatSeqAIJGetArray/Read/Write and MatSeqAIJGetCSRAndMemType go
 //     through Mat_SeqAIJ's ops hooks, as aijcusparse's do (every SeqAIJ host operation reads its

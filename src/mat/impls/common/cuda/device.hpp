@@ -211,8 +211,9 @@ public:
   // The value array the kernels read, padding and block fill included, and its length in *count:
   // what a values-only update overwrites in place (the indices stay as they are)
   virtual V          *values(std::int64_t *count)                                           = 0;
-  // whether the values are stored in a compressed form (SELL-P's value dictionary): then there is
-  // no value array to gather new values into, and a values-only update must rebuild the copy
+  // whether the values are stored in a compressed form (SELL-P's or BELLPACK's value dictionary):
+  // then there is no value array to gather new values into, and a values-only update goes through
+  // open_plain_values below
   virtual bool        values_compressed() const { return false; }
   // A values-only update of a copy whose values are compressed: a plain value array in the layout
   // of the codes (*count entries, padding and block fill included), allocated beside them for the
