@@ -231,7 +231,9 @@ public:
   Footprint   footprint() const override { return chosen_ ? chosen_->footprint() : Footprint{}; }
   std::string parameters() const override
   {
-    return (chosen_ ? report_ : std::string(trial ? "not built yet; will time the two best formats" : "not built yet")) +
+    // the format picked, with its parameters as they are now (a values-only update may have left
+    // a dictionary for plain values), then the model's figures from the choice
+    return (chosen_ ? "picked " + name_ + " (" + chosen_->parameters() + "); " + report_ : std::string(trial ? "not built yet; will time the two best formats" : "not built yet")) +
            glue_notes();
   }
   std::size_t device_bytes() const override { return chosen_ ? chosen_->device_bytes() : 0; }
@@ -247,8 +249,7 @@ private:
   std::string explain(const std::vector<Candidate> &c, std::size_t pick, bool banded) const
   {
     char        buf[160];
-    std::string s = std::string("picked ") + c[pick].name + " (" + c[pick].op->parameters() + "); model [" + autosel::kModelSource + ", " +
-                    (banded ? "banded" : "scattered") + " columns]:";
+    std::string s = std::string("model [") + autosel::kModelSource + ", " + (banded ? "banded" : "scattered") + " columns]:";
     for (const Candidate &k : c) {
       std::snprintf(buf, sizeof(buf), " %s %.3g MB %.0f us", k.name, k.bytes / 1e6, k.predicted_us);
       s += buf;

@@ -14,6 +14,7 @@
 //     static std::string describe(const Params &);
 //   and, for a format with a value dictionary (HasCompressedValues), the GPU side of it:
 //     static void allow_compressed_values(Params &); static void plain_values(Params &);
+//     static void outgrown_values(Params &);             // plain, after more values than a dictionary holds
 //     static bool dictionary(const Params &);             // the build's choice
 //     static std::vector<Scalar> value_table(std::vector<Scalar> distinct); // empty: too many
 //     static void encode_device(cuda::Operator<Scalar> &, const std::vector<Scalar> &table);
@@ -103,7 +104,7 @@ public:
       gather(plain, n);
       if (table.empty()) {
         dev_->keep_plain_values();
-        T::plain_values(used_); // (what parameters() reports)
+        T::outgrown_values(used_); // (what parameters() reports)
       } else T::encode_device(*dev_, table); // as build_resolved does
       fp_ = dev_->footprint;
       return true;
