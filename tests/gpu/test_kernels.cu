@@ -315,6 +315,35 @@ bool fill_plain_values(cuda::Operator<V> &op, const std::vector<V> &plain, std::
   return true;
 }
 
+// A values-only update of a dictionary copy (the glue's refill_compressed), both ways it can go.
+// B's values gathered into the plain array opened beside the codes and encoded anew against B's
+// table: B's own dictionary form BD, array for array. Gathered again and kept plain, as when they
+// are too many for a dictionary (keep_plain_values): B's plain form BP in the same layout, a plain
+// footprint and a value array for the next update. `encode` and `download` are the format's,
+// `same_layout` compares the index arrays of two host forms.
+template <class V, class M, class Encode, class Download, class SameLayout>
+bool values_update_case(cuda::Operator<V> &conv, const Csr<V> &B, const M &BP, const M &BD, const std::vector<V> &table, bool exact_padding, Encode encode,
+                        Download download, SameLayout same_layout, std::string &why)
+{
+  if (!fill_plain_values(conv, BP.val, why)) return why = "encoded anew: " + why, false;
+  encode(conv, table);
+  const M R = download(conv);
+  if (!conv.values_compressed() || R.code_bytes != BD.code_bytes || R.code8 != BD.code8 || R.code16 != BD.code16 || !bits_equal(R.dict, BD.dict) ||
+      R.val.size() != BD.val.size())
+    return why = "encoded anew from a values-only update: differs from the new values' own dictionary form", false;
+  if (!check_bytes(conv, 0, "encoded anew", why) || !check_spmv(conv, B, exact_padding, why)) return why = "encoded anew: " + why, false;
+  if (!fill_plain_values(conv, BP.val, why)) return why = "kept plain: " + why, false;
+  conv.keep_plain_values();
+  const M K = download(conv);
+  if (conv.values_compressed() || K.code_bytes != 0 || !bits_equal(K.val, BP.val) || !same_layout(K, R))
+    return why = "kept plain after a values-only update: differs from the new values' plain form", false;
+  if (conv.footprint.value_bytes != std::int64_t(sizeof(V)) * conv.footprint.stored) return why = "kept plain: the footprint still counts a dictionary", false;
+  if (!check_bytes(conv, 0, "kept plain", why) || !check_spmv(conv, B, exact_padding, why)) return why = "kept plain: " + why, false;
+  std::int64_t nv = 0;
+  if (!conv.values(&nv) || nv != conv.footprint.stored) return why = "kept plain: no value array for the next values-only update", false;
+  return true;
+}
+
 // The dictionary form of SELL-P (values as codes into a table): uploaded arrays come back as
 // they went, the footprint counts codes and table exactly, products match the reference, the
 // transpose matches the dictionary host reference, and y = A x is bitwise the plain device copy's
@@ -347,35 +376,22 @@ bool sellp_dictionary_case(const Csr<V> &A0, sellp::Params p, std::int64_t disti
       return why = "device encoding differs from the host's", false;
     if (!check_bytes(*conv, 0, "encoded on the device", why) || !check_spmv(*conv, A, true, why)) return why = "encoded on the device: " + why, false;
   }
-  // a values-only update (the glue's refill_compressed): B's values (the same pattern, 300 values
-  // where A has 5: 2-byte codes where A has 1-byte ones) gathered into the plain array opened
-  // beside the codes, encoded anew against B's table: B's own dictionary form, array for array
-  // (once per matrix and parameters: the host forms of B are what the SELL-P sweep spends on)
+  // a values-only update, encoded anew and kept plain (values_update_case): B has the same
+  // pattern and 300 values where A has 5, so 2-byte codes where A has 1-byte ones (once per matrix
+  // and parameters: the host forms of B are what the SELL-P sweep spends on)
   if (A.nnz() && distinct == 5) {
     auto conv = sellp::build_on_device(A.view(), p);
     sellp::encode_values(*conv, dictionary_table(A.val.data(), A.nnz()));
     const Csr<V>  B  = new_values(A, A0);
     sellp::Params pp = p;
     pp.values        = Values::kPlain;
-    const auto   BP  = sellp::from_csr(B.view(), pp);
-    const auto   BD  = sellp::from_csr(B.view(), p);
-    if (!fill_plain_values(*conv, BP.val, why)) return false;
-    sellp::encode_values(*conv, dictionary_table(B.val.data(), B.nnz()));
-    const auto R = sellp::download(*conv);
-    if (!conv->values_compressed() || R.code_bytes != BD.code_bytes || R.code8 != BD.code8 || R.code16 != BD.code16 || !bits_equal(R.dict, BD.dict) || !R.val.empty())
-      return why = "encoded anew from a values-only update: differs from the new values' own dictionary form", false;
-    if (!check_bytes(*conv, 0, "encoded anew", why) || !check_spmv(*conv, B, true, why)) return why = "encoded anew: " + why, false;
-    // new values too many for a dictionary: the same copy keeps them plain (keep_plain_values),
-    // its values B's plain form, its layout the dictionary copy's, its footprint the plain array's
-    if (!fill_plain_values(*conv, BP.val, why)) return why = "kept plain: " + why, false;
-    conv->keep_plain_values();
-    const auto K = sellp::download(*conv);
-    if (conv->values_compressed() || K.code_bytes != 0 || !bits_equal(K.val, BP.val) || K.col_ind != R.col_ind || K.col_delta != R.col_delta)
-      return why = "kept plain after a values-only update: differs from the new values' plain form", false;
-    if (conv->footprint.value_bytes != std::int64_t(sizeof(V)) * conv->footprint.stored) return why = "kept plain: the footprint still counts a dictionary", false;
-    if (!check_bytes(*conv, 0, "kept plain", why) || !check_spmv(*conv, B, true, why)) return why = "kept plain: " + why, false;
-    std::int64_t nv = 0;
-    if (!conv->values(&nv) || nv != conv->footprint.stored) return why = "kept plain: no value array for the next values-only update", false;
+    const auto BP    = sellp::from_csr(B.view(), pp);
+    const auto BD    = sellp::from_csr(B.view(), p);
+    if (!values_update_case(
+          *conv, B, BP, BD, dictionary_table(B.val.data(), B.nnz()), true, [](cuda::Operator<V> &D, const std::vector<V> &t) { sellp::encode_values(D, t); },
+          [](const cuda::Operator<V> &D) { return sellp::download(D); }, [](const auto &X, const auto &Y) { return X.col_ind == Y.col_ind && X.col_delta == Y.col_delta; },
+          why))
+      return false;
   }
   const std::function<void(const V *, const Epilogue<V> &)> host_t = [&](const V *x, const Epilogue<V> &ep) { sellp::spmv_transpose(H, x, ep); };
   if (!check_spmv_transpose(*up, A, host_t, true, why)) return false;
@@ -481,30 +497,19 @@ bool bellpack_dictionary_case(const Csr<V> &A0, const bellpack::Params &p0, std:
           C.block_col != H.block_col || C.part_ptr != H.part_ptr)
         return why = what + "device encoding differs from the host's", false;
       if (!check_spmv(*conv, A, false, why) || !check_spmv_transpose(*conv, A, host_t, false, why)) return why = what + "encoded on the device: " + why, false;
-      if (distinct == 5) { // a values-only update (refill_compressed), as in sellp_dictionary_case
+      if (distinct == 5) { // a values-only update, as in sellp_dictionary_case
         const Csr<V>     B  = new_values(A, A0);
         bellpack::Params pp = p;
         pp.values           = Values::kPlain;
-        const auto   BP     = bellpack::from_csr(B.view(), pp);
-        const auto   BD     = bellpack::from_csr(B.view(), p);
-        auto         re     = bellpack::build_on_device(A.view(), p);
+        const auto BP       = bellpack::from_csr(B.view(), pp);
+        const auto BD       = bellpack::from_csr(B.view(), p);
+        auto       re       = bellpack::build_on_device(A.view(), p);
         bellpack::encode_values(*re, with_zero(dictionary_table(A.val.data(), A.nnz())));
-        if (!fill_plain_values(*re, BP.val, why)) return why = what + why, false;
-        bellpack::encode_values(*re, with_zero(dictionary_table(B.val.data(), B.nnz())));
-        const auto R = bellpack::download(*re);
-        if (!re->values_compressed() || R.code_bytes != BD.code_bytes || R.code8 != BD.code8 || R.code16 != BD.code16 || !bits_equal(R.dict, BD.dict))
-          return why = what + "encoded anew from a values-only update: differs from the new values' own dictionary form", false;
-        if (!check_bytes(*re, 0, "encoded anew", why) || !check_spmv(*re, B, false, why)) return why = what + "encoded anew: " + why, false;
-        // new values too many for a dictionary: kept plain in the same layout (keep_plain_values)
-        if (!fill_plain_values(*re, BP.val, why)) return why = what + "kept plain: " + why, false;
-        re->keep_plain_values();
-        const auto K = bellpack::download(*re);
-        if (re->values_compressed() || K.code_bytes != 0 || !bits_equal(K.val, BP.val) || K.block_col != R.block_col || K.part_ptr != R.part_ptr)
-          return why = what + "kept plain after a values-only update: differs from the new values' plain form", false;
-        if (re->footprint.value_bytes != std::int64_t(sizeof(V)) * re->footprint.stored) return why = what + "kept plain: the footprint still counts a dictionary", false;
-        if (!check_bytes(*re, 0, "kept plain", why) || !check_spmv(*re, B, false, why)) return why = what + "kept plain: " + why, false;
-        std::int64_t nv = 0;
-        if (!re->values(&nv) || nv != re->footprint.stored) return why = what + "kept plain: no value array for the next values-only update", false;
+        if (!values_update_case(
+              *re, B, BP, BD, with_zero(dictionary_table(B.val.data(), B.nnz())), false,
+              [](cuda::Operator<V> &D, const std::vector<V> &t) { bellpack::encode_values(D, t); }, [](const cuda::Operator<V> &D) { return bellpack::download(D); },
+              [](const auto &X, const auto &Y) { return X.block_col == Y.block_col && X.part_ptr == Y.part_ptr; }, why))
+          return why = what + why, false;
       }
       // a table without +0.0 misses the fill's zeros: refused, not a wrong product
       bool refused = false;

@@ -816,7 +816,7 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
       PetscCall(PetscInfo(block, "%s copy: values only, the nonzero pattern being unchanged since it was built: %" PetscInt64_FMT " CSR values gathered%s\n", f.title,
                           (PetscInt64)A.nnz(), had ? "" : " (slot maps made now)"));
     } else
-      full = "the copy holds its values compressed (a value dictionary on the host, or on the GPU new values that no dictionary holds), or its slot map would not be exact in this scalar type";
+      full = "the copy holds its values compressed (a value dictionary on the host), or its slot map would not be exact in this scalar type";
   }
   if (full && !err) {
     PetscCall(PetscLogEventBegin(f.convert_event, block, 0, 0, 0));

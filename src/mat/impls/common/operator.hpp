@@ -98,7 +98,7 @@ public:
       // no table: more distinct values than a dictionary holds (a Newton step's Jacobian after a
       // first one of few values). The copy keeps its layout with plain values rather than being
       // converted in full, which for autocuda would also mean a new choice with its timings.
-      const std::vector<Scalar> table = distinct.empty() ? distinct : T::value_table(distinct);
+      const std::vector<Scalar> table = T::value_table(distinct); // empty for empty
       std::int64_t              n     = 0;
       Scalar                   *plain = dev_->open_plain_values(&n);
       gather(plain, n);

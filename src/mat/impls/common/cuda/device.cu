@@ -202,10 +202,7 @@ private:
       }
       const cudaError_t err = cudaEventSynchronize(st_.done_[c & 1]);
       if (err == cudaSuccess) return true;
-      std::lock_guard<std::mutex> l(m_);
-      if (error_.empty()) error_ = std::string("cudaEventSynchronize failed: ") + cudaGetErrorString(err);
-      stopped_ = true;
-      cv_.notify_all();
+      stop(std::string("cudaEventSynchronize failed: ") + cudaGetErrorString(err));
       return false;
     }
     void copy_part(std::size_t c, int t)
@@ -218,10 +215,7 @@ private:
     void work(int t)
     {
       if (const cudaError_t err = cudaSetDevice(device_); err != cudaSuccess) { // (the event waits below need the caller's device)
-        std::lock_guard<std::mutex> l(m_);
-        if (error_.empty()) error_ = std::string("cudaSetDevice in an upload thread failed: ") + cudaGetErrorString(err);
-        stopped_ = true;
-        cv_.notify_all();
+        stop(std::string("cudaSetDevice in an upload thread failed: ") + cudaGetErrorString(err));
         return;
       }
       {
@@ -253,9 +247,11 @@ private:
         cv_.notify_all();
       }
     }
-    void stop()
+    // stops every part; a message (the first one kept) makes run() throw it after the joins
+    void stop(const std::string &error = {})
     {
       std::lock_guard<std::mutex> l(m_);
+      if (error_.empty()) error_ = error;
       stopped_ = true;
       cv_.notify_all();
     }
