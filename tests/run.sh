@@ -225,7 +225,8 @@ if ! skipped petsc; then
   # ManyValuesAfterFew): the dictionary there before and plain values after (-mat_view), products
   # equal to AIJ's; on the GPU a values-only update (the copy keeps its layout), on the host a
   # conversion. autocuda weighs dictionaries from 2^20 nonzeros: a 1100^2 grid, 6M nonzeros, and
-  # runs on its own since its pick is not told to use one (-mat_view names the pick's dictionary)
+  # runs on its own with -mat_autocuda_values auto, its default, which test_update otherwise sets to
+  # plain (-mat_view names its pick's dictionary)
   dict_types=$(for t in $TYPES; do case $t in sellp* | bellpack*) printf '%s,' "$t" ;; esac; done)
   for np in 1 2; do
     if [ -n "$dict_types" ]; then
@@ -234,7 +235,7 @@ if ! skipped petsc; then
     fi
     case " $TYPES " in *\ autocuda\ *)
       in_bg $np run_checks "test_update dictionary outgrown autocuda np=$np" "${MPIEXEC[@]}" -n $np "$BIN/test_update" -types autocuda -ref "$REF" -dir "$(jobdir)" \
-        -many_values_only -many_values_expect_dictionary -many_values_grid 1100 ;;
+        -many_values_only -many_values_expect_dictionary -many_values_grid 1100 -mat_autocuda_values auto ;;
     esac
   done
   # every change converted in full: test_update then checks that no copy took the values-only path

@@ -455,8 +455,11 @@ int main(int argc, char **argv)
   /* unless the run asks for a value form, SELL-P keeps plain values, whose same-pattern changes
      must take the values-only path (auto would give poisson2d's two values a dictionary) */
   if (!strcmp(values, "plain")) {
+    PetscBool autocuda_set;
     PetscCall(PetscOptionsSetValue(NULL, "-mat_sellp_values", "plain"));
-    PetscCall(PetscOptionsSetValue(NULL, "-mat_autocuda_values", "plain")); /* autocuda's SELL-P candidate too */
+    /* autocuda's SELL-P candidate too, unless the run chose (its many-values case weighs them) */
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-mat_autocuda_values", &autocuda_set));
+    if (!autocuda_set) PetscCall(PetscOptionsSetValue(NULL, "-mat_autocuda_values", "plain"));
   }
   PetscCall(PetscStrcmp(values, "plain", &dictionary));
   dictionary = dictionary ? PETSC_FALSE : PETSC_TRUE; /* dictionary or auto: a copy may hold codes */
