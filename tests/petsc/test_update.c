@@ -329,6 +329,18 @@ static PetscErrorCode CheckPath(Mat B, const Counts *before, const Counts *after
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The columns of row i of the g x g five-point stencil, ascending, in c[0..*n) */
+static void StencilRow(PetscInt i, PetscInt g, PetscInt c[5], PetscInt *n)
+{
+  const PetscInt x = i % g, y = i / g;
+  *n = 0;
+  if (y > 0) c[(*n)++] = i - g;
+  if (x > 0) c[(*n)++] = i - 1;
+  c[(*n)++] = i;
+  if (x < g - 1) c[(*n)++] = i + 1;
+  if (y < g - 1) c[(*n)++] = i + g;
+}
+
 /* A g x g five-point Laplacian (g = 200, or -many_values_grid; two distinct values: a value
    dictionary where the run allows one) whose values then all become distinct: about 199,000 of
    them at g = 200, 100,000 per rank on two, more than a dictionary holds (65536). A GPU copy with a
@@ -355,12 +367,11 @@ static PetscErrorCode ManyValuesAfterFew(const char *type, PetscBool rebuild, Pe
   PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, g * g, g * g, 5, NULL, 2, NULL, &A));
   PetscCall(MatGetOwnershipRange(A, &rs, &re));
   for (PetscInt i = rs; i < re; i++) {
-    const PetscInt x = i % g, y = i / g;
-    if (y > 0) PetscCall(MatSetValue(A, i, i - g, -1.0, INSERT_VALUES));
-    if (x > 0) PetscCall(MatSetValue(A, i, i - 1, -1.0, INSERT_VALUES));
-    PetscCall(MatSetValue(A, i, i, 4.0, INSERT_VALUES));
-    if (x < g - 1) PetscCall(MatSetValue(A, i, i + 1, -1.0, INSERT_VALUES));
-    if (y < g - 1) PetscCall(MatSetValue(A, i, i + g, -1.0, INSERT_VALUES));
+    PetscInt    c[5], n;
+    PetscScalar v[5];
+    StencilRow(i, g, c, &n);
+    for (PetscInt j = 0; j < n; j++) v[j] = c[j] == i ? 4.0 : -1.0;
+    PetscCall(MatSetValues(A, 1, &i, n, c, v, INSERT_VALUES));
   }
   PetscCall(Reassemble(A));
   PetscCall(MatConvert(A, type, MAT_INITIAL_MATRIX, &B));
@@ -376,14 +387,9 @@ static PetscErrorCode ManyValuesAfterFew(const char *type, PetscBool rebuild, Pe
   for (PetscInt k = 0; k < 2; k++) { /* every entry its own value, on A and on B: the stencil's again */
     Mat M = k ? B : A;
     for (PetscInt i = rs; i < re; i++) {
-      const PetscInt x = i % g, y = i / g;
-      PetscInt       c[5], n = 0;
-      PetscScalar    v[5];
-      if (y > 0) c[n++] = i - g;
-      if (x > 0) c[n++] = i - 1;
-      c[n++] = i;
-      if (x < g - 1) c[n++] = i + 1;
-      if (y < g - 1) c[n++] = i + g;
+      PetscInt    c[5], n;
+      PetscScalar v[5];
+      StencilRow(i, g, c, &n);
       for (PetscInt j = 0; j < n; j++) v[j] = (c[j] == i ? 4.0 : -1.0) * (1.0 + 1e-7 * (PetscReal)(5 * i + j));
       PetscCall(MatSetValues(M, 1, &i, n, c, v, INSERT_VALUES));
     }
