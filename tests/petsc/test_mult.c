@@ -5,7 +5,7 @@ static char help[] = "MatMult, MatMultAdd, MatMultTranspose(Add) and MatGetDiago
 
 /*
    For each test matrix (testmats.h) and each type: y = A x with y prefilled with NaN (a product
-   must never read y), z = y + A x into another vector and in place, and the diagonal, all compared
+   must never read y), z = y + A x into another vector and in place, r = b - A x (MatResidual) and the diagonal, all compared
    with the reference type within the rounding bound of any summation order; MatMult and
    MatMultAdd must run in the format (its SpMV event counts them, on every rank: on the GPU for the
    *cuda types), rectangular matrices included.
@@ -322,6 +322,37 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
   if (ours) {
     PetscCall(PetscSNPrintf(name, sizeof(name), "multadd-in-format/%s/%s", type, mname));
     PetscCall(CheckRanInFormat(B, format, gpu, s0, g0, name));
+  }
+
+  /* r = b - A x (MatResidual: PCMG's residual), r full of NaN before, in the format (one pass on
+     the GPU for *cuda types); the reference's is its MatMult and VecAYPX, and the magnitude bound
+     that of z above */
+  {
+    Vec r, rref;
+    PetscCall(VecDuplicate(y, &r));
+    PetscCall(VecDuplicate(y, &rref));
+    PetscCall(MatResidual(R, yin, x, rref));
+    PetscLogEvent      mult;
+    PetscEventPerfInfo m0, m1;
+    PetscCall(PetscLogEventGetId("MatMult", &mult));
+    PetscCall(VecSet(r, NAN));
+    if (ours) PetscCall(EventCount(format, "SpMV", &s0, &g0));
+    PetscCall(PetscLogEventGetPerfInfo(PETSC_DETERMINE, mult, &m0));
+    PetscCall(MatResidual(B, yin, x, r));
+    PetscCall(PetscLogEventGetPerfInfo(PETSC_DETERMINE, mult, &m1));
+    PetscCall(CompareVecs(r, rref, mag, tol, &ok, why, sizeof(why)));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "residual/%s/%s", type, mname));
+    PetscCall(Check(comm, ok, name, why));
+    if (ours) {
+      PetscCall(PetscSNPrintf(name, sizeof(name), "residual-in-format/%s/%s", type, mname));
+      PetscCall(CheckRanInFormat(B, format, gpu, s0, g0, name));
+      /* our own residual, not PETSc's fallback (MatMult, then VecAYPX) */
+      PetscCall(PetscSNPrintf(name, sizeof(name), "residual-one-pass/%s/%s", type, mname));
+      PetscCall(PetscSNPrintf(why, sizeof(why), "MatResidual went through MatMult (%d calls)", m1.count - m0.count));
+      PetscCall(Check(comm, m1.count == m0.count ? PETSC_TRUE : PETSC_FALSE, name, why));
+    }
+    PetscCall(VecDestroy(&r));
+    PetscCall(VecDestroy(&rref));
   }
 
   /* the diagonal (Jacobi) */

@@ -169,9 +169,9 @@ PetscErrorCode EnsureCurrent(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// out = A x + (in ? in : 0): the diagonal block while the ghosts travel, then the off-diagonal
-// block (the order is described at the top of this file)
-PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out)
+// out = alpha A x + (in ? in : 0): the diagonal block while the ghosts travel, then the
+// off-diagonal block (the order is described at the top of this file)
+PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out, Scalar alpha = 1)
 {
   MpiData      *d      = Mpi(A);
   void         *stream = nullptr;
@@ -211,7 +211,7 @@ PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out)
   }
   PetscCall(PetscLogEventBegin(diag_event, A, x, out, 0));
   // (overlapped: untimed, as the end of PETSc's GPU timer would wait for it before the exchange)
-  PetscCall(ApplyOperator(*d->info, *d->diag.op, device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream, false, !overlap));
+  PetscCall(ApplyOperator(*d->info, *d->diag.op, device, xa.ptr(), alpha, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream, false, !overlap));
   PetscCall(PetscLogEventEnd(diag_event, A, x, out, 0));
   if (begin_after) {
     PetscCall(PetscLogEventBegin(halo_begin_event, A, x, 0, 0));
@@ -233,7 +233,7 @@ PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out)
       PetscCall(ga.get(d->ghosts, VecArray::kRead, device, &d->stage, 0, stream));
       ghosts = ga.ptr();
     }
-    PetscCall(ApplyOperator(*d->info, *d->offd.op, device, ghosts, 1, 1, oa.ptr(), oa.ptr(), stream));
+    PetscCall(ApplyOperator(*d->info, *d->offd.op, device, ghosts, alpha, 1, oa.ptr(), oa.ptr(), stream));
     PetscCall(ga.restore());
     PetscCall(PetscLogEventEnd(offd_event, A, out, 0, 0));
   }
@@ -291,6 +291,15 @@ PetscErrorCode Mult(Mat A, Vec x, Vec y) { return Apply(A, x, nullptr, y); }
 PetscErrorCode MultAdd(Mat A, Vec x, Vec y, Vec z) { return Apply(A, x, y, z); }
 PetscErrorCode MultTranspose(Mat A, Vec x, Vec y) { return ApplyTranspose(A, x, nullptr, y); }
 PetscErrorCode MultTransposeAdd(Mat A, Vec x, Vec y, Vec z) { return ApplyTranspose(A, x, y, z); }
+
+// r = b - A x in one pass over each block (as the Seq types do, seq.cxx)
+PetscErrorCode Residual(Mat A, Vec b, Vec x, Vec r)
+{
+  PetscFunctionBegin;
+  PetscCall(CheckResidualArgs(A, b, x, r));
+  PetscCall(Apply(A, x, b, r, -1));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
 {
@@ -512,7 +521,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
                               (OpFn)SetFromOptions, nullptr,        (OpFn)GetDiagonal,  (OpFn)MpiAXPY,
-                              nullptr,              nullptr};
+                              nullptr,              nullptr,        (OpFn)Residual};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

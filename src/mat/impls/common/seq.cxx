@@ -94,9 +94,9 @@ PetscErrorCode EnsureTransposeCurrent(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// out = op(A) x + (in ? in : 0), op(A) = A or A^T, with in == out allowed. A^T multiplies the
+// out = alpha op(A) x + (in ? in : 0), op(A) = A or A^T, with in == out allowed. A^T multiplies the
 // transposed copy on the explicit path, and the copy of A itself, transposed on the fly, otherwise.
-PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out, bool transpose = false)
+PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out, bool transpose = false, Scalar alpha = 1)
 {
   SeqData   *d        = Seq(A);
   void      *stream   = nullptr;
@@ -116,7 +116,7 @@ PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out, bool transpose = false)
   PetscCall(xa.get(x, VecArray::kRead, d->device, &d->stage, 0, stream));
   if (in && in != out) PetscCall(ia.get(in, VecArray::kRead, d->device, &d->stage, 1, stream));
   PetscCall(oa.get(out, in == out ? VecArray::kReadWrite : VecArray::kWrite, d->device, &d->stage, 2, stream));
-  PetscCall(ApplyOperator(*d->info, op, d->device, xa.ptr(), 1, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream,
+  PetscCall(ApplyOperator(*d->info, op, d->device, xa.ptr(), alpha, in ? 1 : 0, in == out ? oa.ptr() : (in ? ia.ptr() : nullptr), oa.ptr(), stream,
                           transpose && !use_copy));
   PetscCall(oa.restore());
   PetscCall(ia.restore());
@@ -128,6 +128,16 @@ PetscErrorCode Mult(Mat A, Vec x, Vec y) { return Apply(A, x, nullptr, y); }
 PetscErrorCode MultAdd(Mat A, Vec x, Vec y, Vec z) { return Apply(A, x, y, z); }
 PetscErrorCode MultTranspose(Mat A, Vec x, Vec y) { return Apply(A, x, nullptr, y, true); }
 PetscErrorCode MultTransposeAdd(Mat A, Vec x, Vec y, Vec z) { return Apply(A, x, y, z, true); }
+
+// r = b - A x (MatResidual: PCMG's and GAMG's residual on every level) in one pass over the
+// format, b read in the product's epilogue, where MatMult and VecAYPX would write r and read it again
+PetscErrorCode Residual(Mat A, Vec b, Vec x, Vec r)
+{
+  PetscFunctionBegin;
+  PetscCall(CheckResidualArgs(A, b, x, r));
+  PetscCall(Apply(A, x, b, r, false, -1));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
 {
@@ -236,7 +246,7 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
                               (OpFn)SetFromOptions, device ? CusparseProductSetFromOptions() : nullptr, (OpFn)GetDiagonal, (OpFn)SeqAXPY,
-                              device ? DeviceScaleOp() : nullptr, device ? DeviceDiagonalScaleOp() : nullptr};
+                              device ? DeviceScaleOp() : nullptr, device ? DeviceDiagonalScaleOp() : nullptr, (OpFn)Residual};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

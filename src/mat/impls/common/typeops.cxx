@@ -316,6 +316,22 @@ PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, Forma
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode CheckResidualArgs(Mat A, Vec b, Vec x, Vec r)
+{
+  MPI_Comm comm = PetscObjectComm((PetscObject)A);
+  PetscInt xn, bn, rn;
+
+  PetscFunctionBegin;
+  PetscCheck(x != r, comm, PETSC_ERR_ARG_IDN, "MatResidual: x and r must be different vectors (r = b - A x is written while x is read)");
+  PetscCall(VecGetLocalSize(x, &xn));
+  PetscCall(VecGetLocalSize(b, &bn));
+  PetscCall(VecGetLocalSize(r, &rn));
+  PetscCheck(xn == A->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "MatResidual: x has %" PetscInt_FMT " local entries, the matrix %" PetscInt_FMT " local columns", xn, A->cmap->n);
+  PetscCheck(bn == A->rmap->n && rn == A->rmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ,
+             "MatResidual: b and r have %" PetscInt_FMT " and %" PetscInt_FMT " local entries, the matrix %" PetscInt_FMT " local rows", bn, rn, A->rmap->n);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 } // namespace gpumats
 
 using namespace gpumats;

@@ -29,12 +29,13 @@ enum OpIndex {
   kAXPY,
   kScale,
   kDiagonalScale,
+  kResidual,
   kNumOps
 };
 constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD,         MATOP_MULT_TRANSPOSE,        MATOP_MULT_TRANSPOSE_ADD,
                                                MATOP_ASSEMBLY_END, MATOP_DESTROY,          MATOP_DUPLICATE,             MATOP_VIEW,
                                                MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS, MATOP_GET_DIAGONAL, MATOP_AXPY,
-                                               MATOP_SCALE,        MATOP_DIAGONAL_SCALE};
+                                               MATOP_SCALE,        MATOP_DIAGONAL_SCALE,   MATOP_RESIDUAL};
 
 // A format copy of a SeqAIJ block, or of its transpose, kept while the block keeps the (id, state)
 // it was built from: the MPI types' diagonal and off-diagonal blocks and every transposed copy.
@@ -113,6 +114,10 @@ using ConvertFn = PetscErrorCode (*)(Mat, MatType, MatReuse, Mat *);
 PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ours[kNumOps], ConvertFn into, ConvertFn back);
 // Undoes InstallType: A is a plain AIJ again and d is deleted.
 PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base);
+
+// MatResidual(A, b, x, r) checks nothing itself (AIJ's fallback, MatMult, would): b and r must have
+// A's rows, x its columns, and x differ from r.
+PetscErrorCode CheckResidualArgs(Mat A, Vec b, Vec x, Vec r);
 
 // Generic MatConvert bodies, instantiated per (kind, format, device) in seq.cxx / mpi.cxx.
 // Kind provides: prefix, base (MATSEQAIJ/MATMPIAIJ), FromAIJ(Mat, FormatInfo&, bool), ToAIJ(Mat).
