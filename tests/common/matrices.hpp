@@ -127,6 +127,14 @@ inline std::vector<Named> edge_cases()
                                 return s;
                               },
                               18)});
+  // linear interpolation from 151 coarse points to 301 fine ones: neighbouring rows share columns,
+  // so transposed products add into one column from many rows at once
+  v.push_back({"interpolation-301x151", build(
+                                          301, 151,
+                                          [](std::int64_t i) {
+                                            return i % 2 ? std::set<std::int64_t>{(i - 1) / 2, (i + 1) / 2} : std::set<std::int64_t>{i / 2};
+                                          },
+                                          22)});
   v.push_back({"poisson2d-33", poisson2d(33)});
   v.push_back({"blocks-3dof-nodes-101", block_chain(101, 3)});
   v.push_back({"blocks-5dof-partial", [] {

@@ -10,7 +10,8 @@
 // Transpose (the implicit MatMultTranspose): the same threads read the same coalesced runs of the
 // slice; thread (i, j) loads x of its row once and adds alpha*v*x[row] into out[column] with
 // atomicAdd for each of its entries, after the prologue has set out = beta*in. Nothing is reduced,
-// so there is no fan-in and no shared memory.
+// so there is no fan-in and no shared memory; when a slice is one warp, runs of lanes that add into
+// one column first sum among themselves (spmv_transpose_warp_kernel).
 #include "../common/cuda/blocks.cuh"
 #include "../common/cuda/check.cuh"
 #include "device.hpp"
@@ -40,6 +41,8 @@ int log2i(int v)
   while ((1 << l) < v) ++l;
   return l;
 }
+
+unsigned blocks_for(std::int64_t n) { return unsigned((n + 255) / 256); }
 
 // Column of the entry at offset e of the slice (slice column sc), in either index form.
 template <bool IDX16, LoadPolicy P>
@@ -126,6 +129,64 @@ __global__ void spmv_transpose_kernel(std::int64_t nslices, std::int64_t nrows, 
   }
 }
 
+// The transpose when a slice's b*t threads are one warp (b*t == 32, the default slice of 32 rows
+// with one thread a row), so that every lane of the warp runs the same number of steps: lanes next
+// to each other often add into the same column in the same step (the fine rows of an interpolation
+// that share a coarse point, the rows of one aggregate in a GAMG prolongator), so each run of lanes
+// with one column sums its contributions (a segmented suffix sum over the warp, as many rounds as
+// the longest run needs) and its first lane makes the one atomicAdd, where the kernel above makes
+// one per lane: fewer atomics where they are the limit, a ballot and a vote a step where runs are
+// single lanes. A column that comes back after a gap is added once by each of its runs.
+template <class V, LoadPolicy P, bool IDX16, class VS>
+__global__ void spmv_transpose_warp_kernel(std::int64_t nslices, std::int64_t nrows, int b_log2, const std::int32_t *__restrict__ slice_ptr,
+                                           const void *__restrict__ col, const std::int32_t *__restrict__ base, VS val,
+                                           const std::int32_t *__restrict__ perm, const V *__restrict__ x, V alpha, V *__restrict__ out)
+{
+  constexpr unsigned kAll  = 0xffffffffu;
+  const int          lane  = threadIdx.x & (cuda::kWarp - 1); // j*b + i
+  const int          i     = lane & ((1 << b_log2) - 1), j = lane >> b_log2, t_log2 = 5 - b_log2;
+  const std::int64_t s     = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::int64_t pos   = (s << b_log2) + i;
+  val.prepare();
+  if (s >= nslices) return; // (the whole warp)
+  // rows past the matrix (the last slice) hold only padding: such lanes take part with nothing to add
+  const V            xr    = pos < nrows ? alpha * cuda::load_x(x, std::uint32_t(perm ? perm[pos] : pos)) : V(0);
+  const std::int32_t off   = slice_ptr[s];
+  const std::int32_t steps = (slice_ptr[s + 1] - off) >> 5;
+  const std::int64_t e0 = off + lane, sc0 = (off >> b_log2) + j;
+  for (std::int32_t kk = 0; kk < steps; ++kk) {
+    const std::int32_t c    = load_column<IDX16, P>(col, base, e0 + (std::int64_t(kk) << 5), sc0 + (std::int64_t(kk) << t_log2));
+    V                  sum  = val.template load<P>(e0 + (std::int64_t(kk) << 5)) * xr;
+    const std::int32_t prev = __shfl_up_sync(kAll, c, 1);
+    const bool         head = lane == 0 || prev != c;
+    // the last lane of this lane's run: the one before the next head above it, else lane 31
+    const unsigned above = __ballot_sync(kAll, head) & ~((2u << lane) - 1u);
+    const int      last  = above ? __ffs(int(above)) - 2 : cuda::kWarp - 1;
+    for (int d = 1; __any_sync(kAll, lane + d <= last); d <<= 1) {
+      const V o = __shfl_down_sync(kAll, sum, d);
+      if (lane + d <= last) sum += o;
+    }
+    if (head && c != kPadColumn) atomicAdd(out + c, sum);
+  }
+}
+
+// How many stored entries hold the column of the lane before them in the same step, when a slice's
+// b*t threads are one warp (slice offsets are then multiples of 32, so the lane of offset e is
+// e mod 32): the entries spmv_transpose_warp_kernel saves an atomicAdd for.
+template <bool IDX16>
+__global__ void run_entries_kernel(std::int64_t stored, int b_log2, const void *__restrict__ col, const std::int32_t *__restrict__ base,
+                                   unsigned long long *__restrict__ count)
+{
+  const std::int64_t e    = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  unsigned           mine = 0;
+  if (e < stored && (e & (cuda::kWarp - 1))) {
+    const std::int32_t c = load_column<IDX16, LoadPolicy::kDefault>(col, base, e, e >> b_log2);
+    mine                 = c != kPadColumn && c == load_column<IDX16, LoadPolicy::kDefault>(col, base, e - 1, (e - 1) >> b_log2);
+  }
+  const unsigned warp = __popc(__ballot_sync(0xffffffffu, mine));
+  if ((threadIdx.x & (cuda::kWarp - 1)) == 0 && warp) atomicAdd(count, (unsigned long long)warp);
+}
+
 // The diagonal: one thread per row position of the slices, walking its row's slots (slot m of
 // row i of slice s at offset slice_ptr[s] + m*b + i) until the entry in its own column; padding
 // has no column and matches no row.
@@ -155,6 +216,9 @@ public:
   std::int64_t              nrows = 0, ncols = 0, nnz = 0, nslices = 0;
   bool                      index16 = false;
   Buffer                    slice_ptr, col, base, val, perm;
+  // whether the transpose sums runs of lanes first (spmv_transpose_warp_kernel): decided at the
+  // first transposed product from this structure (-1: not yet), which a new structure rebuilds
+  mutable int run_transpose = -1;
   int                       code_bytes = 0; // value dictionary: codes of 1 or 2 bytes into table; val unused
   Buffer                    codes, table;
 
@@ -199,11 +263,37 @@ public:
     else index16 ? launch<false, true>(x, ep, st, b_log2, t_log2, block, grid) : launch<false, false>(x, ep, st, b_log2, t_log2, block, grid);
     cuda::check_launch("SELL-P SpMV kernel");
   }
+  // Sums of runs pay where at least a third of the entries share the column of the lane before
+  // them (a block size of 3 or more in the rows, as block3 in examples/bench.cu and GAMG's
+  // prolongators of elasticity have): 254 us against 408 us for block3's A^T x on an H200. An
+  // interpolation of a 3D grid has about 14% (PCMG's finest in ksp ex45, 57M entries: its 85
+  // products with A^T took 14.2-14.4 ms summing runs, 12.3-12.8 ms without), so below that the
+  // plain atomics stay.
+  bool sums_runs(void *stream) const
+  {
+    if (run_transpose < 0) {
+      const std::int64_t stored = this->footprint.stored;
+      unsigned long long runs   = 0;
+      if (stored && nrows) {
+        Buffer     count(sizeof(unsigned long long));
+        const auto st = static_cast<cudaStream_t>(stream);
+        cuda::check(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), st), "cudaMemsetAsync");
+        const int b_log2 = log2i(params.slice_height);
+        if (index16) run_entries_kernel<true><<<blocks_for(stored), 256, 0, st>>>(stored, b_log2, col.get(), base.as<std::int32_t>(), count.as<unsigned long long>());
+        else run_entries_kernel<false><<<blocks_for(stored), 256, 0, st>>>(stored, b_log2, col.get(), base.as<std::int32_t>(), count.as<unsigned long long>());
+        cuda::check_launch("SELL-P run count kernel");
+        cuda::copy_to_host_sync(&runs, count.get(), sizeof(runs), stream);
+      }
+      run_transpose = 3 * double(runs) >= double(nnz) && nnz > 0;
+    }
+    return run_transpose == 1;
+  }
   void spmv_transpose(const V *x, const Epilogue<V> &ep, void *stream) const override
   {
     cuda::transpose_prologue(ep, ncols, stream); // also when there are no rows: out = beta*in
     if (!nrows || !ncols) return;
     const int          b_log2 = log2i(params.slice_height), t_log2 = log2i(params.threads_per_row), bt = 1 << (b_log2 + t_log2);
+    const bool         runs   = bt == cuda::kWarp && sums_runs(stream);
     const int          block  = std::max(bt, kMinBlock);
     const std::int64_t grid   = (nslices * bt + block - 1) / block;
     const auto        *pm     = perm.get() ? perm.as<std::int32_t>() : nullptr;
@@ -213,7 +303,15 @@ public:
         kernel<<<unsigned(grid), block, 0, static_cast<cudaStream_t>(stream)>>>(nslices, nrows, b_log2, t_log2, slice_ptr.as<std::int32_t>(), col.get(),
                                                                                 base.as<std::int32_t>(), vs, pm, x, ep.alpha, ep.out);
       };
-      if (this->load_policy == LoadPolicy::kStream)
+      auto go_warp = [&](auto kernel) {
+        kernel<<<unsigned(grid), block, 0, static_cast<cudaStream_t>(stream)>>>(nslices, nrows, b_log2, slice_ptr.as<std::int32_t>(), col.get(),
+                                                                                base.as<std::int32_t>(), vs, pm, x, ep.alpha, ep.out);
+      };
+      if (runs) {
+        if (this->load_policy == LoadPolicy::kStream)
+          index16 ? go_warp(spmv_transpose_warp_kernel<V, LoadPolicy::kStream, true, VS>) : go_warp(spmv_transpose_warp_kernel<V, LoadPolicy::kStream, false, VS>);
+        else index16 ? go_warp(spmv_transpose_warp_kernel<V, LoadPolicy::kDefault, true, VS>) : go_warp(spmv_transpose_warp_kernel<V, LoadPolicy::kDefault, false, VS>);
+      } else if (this->load_policy == LoadPolicy::kStream)
         index16 ? go(spmv_transpose_kernel<V, LoadPolicy::kStream, true, VS>) : go(spmv_transpose_kernel<V, LoadPolicy::kStream, false, VS>);
       else index16 ? go(spmv_transpose_kernel<V, LoadPolicy::kDefault, true, VS>) : go(spmv_transpose_kernel<V, LoadPolicy::kDefault, false, VS>);
     });
@@ -307,8 +405,6 @@ __global__ void window_offsets_kernel(std::int64_t windows, std::int64_t n, std:
   const std::int64_t w = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (w <= windows) off[w] = std::int32_t(min(n, w * sigma));
 }
-
-unsigned blocks_for(std::int64_t n) { return unsigned((n + 255) / 256); }
 
 // The lengths of the rows in stored order: the CSR's with sigma 1; otherwise sorted by length,
 // longest first, inside windows of sigma rows by a stable segmented sort (sigma_order's order
