@@ -136,13 +136,6 @@ struct BellpackTraits {
   }
   // the slot build of a values-only update: the same layout, its values plain
   static void plain_values(Params &p) { p.core.values = Values::kPlain; }
-  // a GPU copy whose values outgrew any dictionary in a values-only update, kept plain (what
-  // -mat_view then says)
-  static void outgrown_values(Params &p)
-  {
-    p.core.values  = Values::kPlain;
-    p.dict_entries = kMaxDictionary + 1;
-  }
   static bellpack::Params block_size(bellpack::Params q, const CsrIn &A, PetscInt bs)
   {
     if (bs > 1 && bs <= bellpack::kMaxBlock) {

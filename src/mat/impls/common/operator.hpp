@@ -14,7 +14,7 @@
 //     static std::string describe(const Params &);
 //   and, for a format with a value dictionary (HasCompressedValues), the GPU side of it:
 //     static void allow_compressed_values(Params &); static void plain_values(Params &);
-//     static void outgrown_values(Params &);             // plain, after more values than a dictionary holds
+//     Params::dict_entries                               // distinct values counted (-mat_view)
 //     static bool dictionary(const Params &);             // the build's choice
 //     static std::vector<Scalar> value_table(std::vector<Scalar> distinct); // empty: too many
 //     static void encode_device(cuda::Operator<Scalar> &, const std::vector<Scalar> &table);
@@ -104,7 +104,9 @@ public:
       gather(plain, n);
       if (table.empty()) {
         dev_->keep_plain_values();
-        T::outgrown_values(used_); // (what parameters() reports)
+        // (what parameters() reports: plain, after more values than a dictionary holds)
+        T::plain_values(used_);
+        used_.dict_entries = kMaxDictionary + 1;
       } else T::encode_device(*dev_, table); // as build_resolved does
       fp_ = dev_->footprint;
       return true;

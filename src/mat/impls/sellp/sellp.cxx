@@ -136,13 +136,6 @@ struct SellpTraits {
   }
   // the slot build of a values-only update: the same layout, its values plain
   static void plain_values(Params &p) { p.core.values = Values::kPlain; }
-  // a GPU copy whose values outgrew any dictionary in a values-only update, kept plain (what
-  // -mat_view then says)
-  static void outgrown_values(Params &p)
-  {
-    p.core.values  = Values::kPlain;
-    p.dict_entries = kMaxDictionary + 1;
-  }
   static constexpr double kSortAbovePadding = 1.25; // sort rows when unsorted slices would store 25% more than nnz
   static constexpr int    kSigmaRows        = 4096; // window of the sort: rows of one window share x locality
 
