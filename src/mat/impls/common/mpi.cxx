@@ -521,7 +521,8 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
                               (OpFn)SetFromOptions, nullptr,        (OpFn)GetDiagonal,  (OpFn)MpiAXPY,
-                              nullptr,              nullptr,        (OpFn)Residual};
+                              nullptr,              nullptr,        (OpFn)Residual,
+                              nullptr,              nullptr};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

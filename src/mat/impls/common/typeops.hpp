@@ -30,12 +30,15 @@ enum OpIndex {
   kScale,
   kDiagonalScale,
   kResidual,
+  kBindToCPU,
+  kCreateSubMatrices,
   kNumOps
 };
 constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD,         MATOP_MULT_TRANSPOSE,        MATOP_MULT_TRANSPOSE_ADD,
                                                MATOP_ASSEMBLY_END, MATOP_DESTROY,          MATOP_DUPLICATE,             MATOP_VIEW,
                                                MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS, MATOP_GET_DIAGONAL, MATOP_AXPY,
-                                               MATOP_SCALE,        MATOP_DIAGONAL_SCALE,   MATOP_RESIDUAL};
+                                               MATOP_SCALE,        MATOP_DIAGONAL_SCALE,   MATOP_RESIDUAL,
+                                               MATOP_BIND_TO_CPU,  MATOP_CREATE_SUBMATRICES};
 
 // A format copy of a SeqAIJ block, or of its transpose, kept while the block keeps the (id, state)
 // it was built from: the MPI types' diagonal and off-diagonal blocks and every transposed copy.
