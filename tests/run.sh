@@ -478,6 +478,14 @@ if ! skipped tutorials && ! skipped solvers; then
   # (not SuperLU_DIST) and ICC are sequential; ILU, the default PC on one rank, is the
   # gmres-default-pc cases above
   ex2 cg-bjacobi-gamg 2 -ksp_type cg -pc_type bjacobi -sub_pc_type gamg
+  # 4 ranks, GAMG's coarse levels on fewer of them, and -log_sync, which PETSc's test harness
+  # turns on through -petsc_ci: each collective event is then a barrier, and an event a rank skips
+  # (an empty off-diagonal block's product) deadlocked the run
+  ex45 cg-gamg-eq-limit-log-sync 4 $G21 -ksp_type cg -pc_type gamg -pc_gamg_process_eq_limit 200 -log_view -log_sync
+  # block Jacobi and ASM on 4 ranks, one and several blocks per rank, with their sub-solvers
+  ex45 bjacobi-ilu 4 $G21 -pc_type bjacobi
+  ex45 bjacobi-3-blocks-per-rank-icc 4 $G21 -pc_type bjacobi -pc_bjacobi_blocks 12 -sub_pc_type icc
+  ex45 asm-overlap-2-lu 4 $G21 -pc_type asm -pc_asm_overlap 2 -sub_pc_type lu
   # (classical GAMG on ex45 with 2 ranks never returns from the coarsening in PETSc 3.18.5, AIJ
   # and without this library alike; 2D ex2 covers classical GAMG on 2 ranks)
   ex45 cg-gamg-classical 1 $G21 -ksp_type cg -pc_type gamg -pc_gamg_type classical

@@ -1,6 +1,7 @@
 // The -log_view events of the GPU builds (glue.hpp): where the first build of a GPU copy spends its
 // time, upload, structure or scatter, nested in the format's <FORMAT>Convert event.
 #include "glue.hpp"
+#include "events.hpp"
 
 namespace gpumats {
 
@@ -12,9 +13,9 @@ PetscLogEvent           upload_event = kNone, structure_event = kNone, scatter_e
 PetscErrorCode RegisterBuildEvents()
 {
   PetscFunctionBegin;
-  PetscCall(PetscLogEventRegister("GpuMatsUpload", MAT_CLASSID, &upload_event));
-  PetscCall(PetscLogEventRegister("GpuMatsStructure", MAT_CLASSID, &structure_event));
-  PetscCall(PetscLogEventRegister("GpuMatsScatter", MAT_CLASSID, &scatter_event));
+  PetscCall(RegisterRankEvent("GpuMatsUpload", &upload_event));
+  PetscCall(RegisterRankEvent("GpuMatsStructure", &structure_event));
+  PetscCall(RegisterRankEvent("GpuMatsScatter", &scatter_event));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

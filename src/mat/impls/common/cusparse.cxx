@@ -19,6 +19,7 @@
 // product (PtAP, RARt: a multigrid's level operator and transfer) when the product is formed,
 // inside the setup.
 #include "kinds.hpp"
+#include "events.hpp"
 
 #include <cstring>
 
@@ -588,9 +589,9 @@ PetscErrorCode GetFactorCusparse(Mat A, MatFactorType ftype, Mat *B)
 PetscErrorCode RegisterCusparseBridge()
 {
   PetscFunctionBegin;
-  PetscCall(PetscLogEventRegister("GpuMatsShadow", MAT_CLASSID, &shadow_event));
-  PetscCall(PetscLogEventRegister("GpuMatsSpGEMM", MAT_CLASSID, &product_event));
-  PetscCall(PetscLogEventRegister("GpuMatsPattern", MAT_CLASSID, &pattern_event));
+  PetscCall(RegisterRankEvent("GpuMatsShadow", &shadow_event));
+  PetscCall(RegisterRankEvent("GpuMatsSpGEMM", &product_event));
+  PetscCall(RegisterRankEvent("GpuMatsPattern", &pattern_event));
   // exact type names: MatGetFactor without a solver type takes these before the prefix match
   // that gives AIJ subclasses PETSc's own host factorization
   for (const TypeForm &t : type_forms()) {

@@ -21,6 +21,7 @@
 // timed so only with -mat_gpumats_overlap 0, since its timer would make the exchange wait for it.
 #include "exchange.hpp"
 #include "kinds.hpp"
+#include "events.hpp"
 
 #include <array>
 #include <petscviewer.h>
@@ -547,10 +548,10 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 PetscErrorCode MpiKind::RegisterEvents()
 {
   PetscFunctionBegin;
-  PetscCall(PetscLogEventRegister("GpuMatsHaloBegin", MAT_CLASSID, &halo_begin_event));
-  PetscCall(PetscLogEventRegister("GpuMatsHaloEnd", MAT_CLASSID, &halo_end_event));
-  PetscCall(PetscLogEventRegister("GpuMatsDiagMult", MAT_CLASSID, &diag_event));
-  PetscCall(PetscLogEventRegister("GpuMatsOffdMult", MAT_CLASSID, &offd_event));
+  PetscCall(RegisterRankEvent("GpuMatsHaloBegin", &halo_begin_event));
+  PetscCall(RegisterRankEvent("GpuMatsHaloEnd", &halo_end_event));
+  PetscCall(RegisterRankEvent("GpuMatsDiagMult", &diag_event));
+  PetscCall(RegisterRankEvent("GpuMatsOffdMult", &offd_event));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -2,6 +2,7 @@
 // PetscGpuMatsInitialize() for applications that link the library,
 // PetscDLLibraryRegister_petscgpumats() for -dll_append.
 #include "kinds.hpp"
+#include "events.hpp"
 
 #include <array>
 #include <cctype>
@@ -126,10 +127,10 @@ PetscErrorCode PetscGpuMatsInitialize(void)
   PetscFunctionBegin;
   if (registered) PetscFunctionReturn(PETSC_SUCCESS);
   for (FormatInfo *f : formats()) {
-    PetscCall(PetscLogEventRegister((upper(f->name) + "Convert").c_str(), MAT_CLASSID, &f->convert_event));
-    PetscCall(PetscLogEventRegister((upper(f->name) + "SpMV").c_str(), MAT_CLASSID, &f->spmv_event));
+    PetscCall(RegisterRankEvent((upper(f->name) + "Convert").c_str(), &f->convert_event));
+    PetscCall(RegisterRankEvent((upper(f->name) + "SpMV").c_str(), &f->spmv_event));
   }
-  PetscCall(PetscLogEventRegister("GpuMatsValues", MAT_CLASSID, &values_event));
+  PetscCall(RegisterRankEvent("GpuMatsValues", &values_event));
   PetscCall(MpiKind::RegisterEvents());
   PetscCall(RegisterBuildEvents());
   const std::vector<TypeForm> forms = type_forms();
