@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# PETSCDIFF for PETSc's test harness during a conformance run (tests/conformance/run.sh). The
+# harness calls it as it calls petscdiff: `petscdiff.sh [petscdiff options] EXPECTED OUTPUT`, in the
+# case's run folder, after the case's command succeeded.
+#
+#   reference run (CONFORMANCE_RUN=ref): keeps OUTPUT, through the case's own filter, as the expected
+#     output of the runs with our types, then compares with EXPECTED as petscdiff would (that result
+#     is informational only: the reference type swapped in may legitimately change what a case prints);
+#   run with one of our types: compares OUTPUT with the reference run's output of the same case, with
+#     the case's own filters, by PETSc's petscdiff (its rules: text and integers exact, numbers with a
+#     decimal point or an exponent not compared). If they differ, compares once more after the
+#     accepted differences (accepted.sh) are taken out of both; then the case passes, and the
+#     differences that applied are recorded in $CONFORMANCE_OUT/accepted.
+#
+# Environment (set by run.sh): CONFORMANCE_RUN (ref or the type), CONFORMANCE_REF (folder of the
+# reference outputs), CONFORMANCE_OUT (this run's records), CONFORMANCE_PETSCDIFF (PETSc's petscdiff),
+# CONFORMANCE_OURS and CONFORMANCE_REF_AIJ (see accepted.sh).
+set -u
+: "${CONFORMANCE_RUN:?}" "${CONFORMANCE_REF:?}" "${CONFORMANCE_OUT:?}" "${CONFORMANCE_PETSCDIFF:?}"
+
+all=("$@")
+filter='' filter_output='' plain=()
+while getopts "f:F:hjJ:kmM" opt; do # petscdiff's options
+  case $opt in
+  F) filter=$OPTARG ;;        # applies to OUTPUT
+  f) filter_output=$OPTARG ;; # applies to EXPECTED
+  j) plain+=(-j) ;;           # a case that compares its numbers too
+  J) plain+=(-J "$OPTARG") ;;
+  *) ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 2 ] || exec "$CONFORMANCE_PETSCDIFF" "${all[@]}"
+output=$2
+flags=("${all[@]:0:${#all[@]}-2}")
+
+# Which case this is: the harness writes every command it runs to "<tap label>.sh" in the run folder
+# just before running it, so the newest diff-*.sh names this diff. The output file's name is not
+# enough: the cases of a loop in the test specification ({{a b}}) share one output file.
+label=$(ls -t -- diff-*.sh 2>/dev/null | head -1)
+label=${label%.sh}
+label=${label#diff-}
+[ -n "$label" ] || { echo "conformance: no diff-*.sh in $PWD to name the case"; exit 1; }
+
+# the same filter the case applies to its output (petscdiff's filter_file)
+filtered() { # file command
+  if [ -n "$2" ]; then eval "cat \"\$1\" | $2"; else cat "$1"; fi
+}
+
+if [ "$CONFORMANCE_RUN" = ref ]; then
+  mkdir -p "$CONFORMANCE_REF"
+  filtered "$output" "$filter" >"$CONFORMANCE_REF/$label.out"
+  exec "$CONFORMANCE_PETSCDIFF" "${all[@]}"
+fi
+
+ref=$CONFORMANCE_REF/$label.out
+[ -f "$ref" ] || { echo "conformance: the reference run left no output for $label"; exit 1; }
+"$CONFORMANCE_PETSCDIFF" "${flags[@]}" "$ref" "$output" >/dev/null 2>&1 && exit 0
+
+# They differ. Both sides filtered as petscdiff filters them, then the accepted differences.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+filtered "$ref" "$filter_output" >"$tmp/ref"
+filtered "$output" "$filter" >"$tmp/ours"
+applied=()
+accept() { # name reason sed-script [case-glob]
+  # shellcheck disable=SC2053 # the glob is meant to match
+  [ -n "${4:-}" ] && [[ $label != $4 ]] && return 0
+  local side changed=0
+  for side in ref ours; do
+    sed -E "$3" "$tmp/$side" >"$tmp/$side.next"
+    cmp -s "$tmp/$side" "$tmp/$side.next" || changed=1
+    mv "$tmp/$side.next" "$tmp/$side"
+  done
+  [ $changed = 1 ] && applied+=("$1")
+  return 0
+}
+# shellcheck source=accepted.sh
+. "$(dirname "$0")/accepted.sh"
+
+mkdir -p "$CONFORMANCE_OUT/diffs"
+if "$CONFORMANCE_PETSCDIFF" "${plain[@]}" "$tmp/ref" "$tmp/ours" >/dev/null 2>&1; then
+  echo "$label ${applied[*]}" >>"$CONFORMANCE_OUT/accepted"
+  echo "conformance: differs from the reference run only by accepted differences: ${applied[*]}"
+  exit 0
+fi
+# What is left after the accepted differences: the lines that petscdiff finds different ("<" the
+# reference type's, ">" ours), shown unmasked. Lines that differ only in masked numbers are left out:
+# they are not what failed the case.
+mask() { # petscdiff's masking of numbers with a decimal point or an exponent
+  if [ ${#plain[@]} -gt 0 ]; then cat "$1"; return; fi
+  sed -e "s/< [-+ ]*[0-9][0-9]*\.*[0-9]*[eE][-+][0-9][0-9]*/XXX/g" "$1" |
+    sed -e "s/[-+ ]*[-]*[0-9][0-9]*\.*[0-9]*[eE][-+][0-9][0-9]*/XXX/g" |
+    sed -e "s/[-+ ]*[-]*[0-9][0-9]*\.[0-9]*/XXX/g" -e "s/ \*\*\*\*\*\*\*\*\* /XXX/g"
+}
+mask "$tmp/ref" >"$tmp/ref.masked"
+mask "$tmp/ours" >"$tmp/ours.masked"
+diff -w --unchanged-line-format='' --old-line-format='<%dn
+' --new-line-format='>%dn
+' "$tmp/ref.masked" "$tmp/ours.masked" |
+  awk -v R="$tmp/ref" -v O="$tmp/ours" '
+    BEGIN { while ((getline l < R) > 0) r[++nr] = l; while ((getline l < O) > 0) o[++no] = l }
+    /^</ { print "< " r[substr($0, 2) + 0] }
+    /^>/ { print "> " o[substr($0, 2) + 0] }' | tee "$CONFORMANCE_OUT/diffs/$label.diff"
+exit 1

@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# PETSc's own test suite as the conformance suite of our Mat types (`make conformance`, `make
+# gpu-conformance`, and `--ci` from tests/run.sh).
+#
+# PETSc's test harness runs the chosen cases once with PETSc's own type swapped in (the reference
+# run) and once per type of ours, the type given through the harness's EXTRA_OPTIONS, which come
+# after each case's own arguments so that the last -mat_type/-dm_mat_type wins:
+#   reference:  -mat_type aij -dm_mat_type aij       (GPU: aijcusparse, with -vec_type cuda -dm_vec_type cuda)
+#   ours:       -dll_append lib/libpetscgpumats.so -mat_type T -dm_mat_type T   (GPU: the same vectors)
+# A case counts for a type when it passes in the reference run (its command succeeds); it then
+# passes for the type when its command succeeds too and its output agrees with the reference run's.
+#
+# Why against the reference run and not against the expected outputs PETSc ships: the swap itself
+# changes what some cases print (a case about SELL now runs AIJ; a case whose subject is a shell or
+# matrix-free operator gets an assembled one, and some of those fail with -mat_type aij too:
+# snes/tests ex7 and ex69), and such a case says nothing about our types. Both runs carry the same
+# swap, so what is left between them is what our type changes. The comparison is PETSc's own
+# (petscdiff, through PETSCDIFF=petscdiff.sh): each case's own filters, text and integers (iteration
+# counts, sizes) exact, numbers with a decimal point or an exponent not compared, which is how PETSc
+# judges its outputs across compilers and machines. Then a short reviewed list of accepted
+# differences (accepted.sh: type names and our own view lines, never a number); every other
+# difference fails.
+#
+# Caveat (the harness's, not ours to change): the arguments of a loop in a case's specification
+# ({{a b}}) come after EXTRA_OPTIONS, so a case looping over -mat_type runs its own types.
+#
+# Usage: bash tests/conformance/run.sh [options] [selection...]
+#   selection   harness test names with globs (ksp_ksp_tutorials-ex2_*), PETSc source folders
+#               (ksp/ksp/tutorials, ksp/pc: its tests and tutorials), or FIELD:GLOB for a query of
+#               the harness on another field (args:*aijcusparse*). Default: the tutorials of ksp/ksp,
+#               snes and ts (CPU); the cases naming aijcusparse and the tutorials of ksp/ksp and snes (GPU).
+#   --wide      the default selection plus mat/tests, ksp/ksp/tests and ksp/pc (make conformance);
+#               a selection given replaces the default or wide one
+#   --ci        what CI runs (tests/run.sh): the default selection with every type. Measured on the
+#               2-core CI machine: about 20 minutes (compiling the cases and the reference run 9,
+#               each host type 4 to 5), within CI's hour with the rest of `make test` (8 minutes)
+#   --gpu       PETSc with CUDA (config/build-petsc-cuda.sh's, or PETSC_DIR/PETSC_ARCH) and the
+#               *cuda types against aijcusparse
+#   --types "T..."  our types to run (default: the host types, or the *cuda types with --gpu)
+#   --jobs N    cases at once (default: twice the cores; 8 with --gpu)
+#   --reuse-ref skip the reference run when one of the same selection is on disk (for reruns)
+# Output: "ok TYPE CASE" / "not ok TYPE CASE: what differs" per case, a summary per type, and
+# "N passed, M failed" last; exits nonzero on any failure. Records (every case's harness log, the
+# differences, the failing cases' run folders) under build/conformance/<cpu|gpu>/.
+#
+# Environment: GPUMATS_LIBDIR (the library's folder, default lib), CONFORMANCE_TIMEOUT (seconds a case
+# may run, the harness's default 60 otherwise), PETSC_DIR/PETSC_ARCH (--gpu).
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+HERE=$ROOT/tests/conformance
+
+platform=cpu mode=default types='' jobs='' reuse_ref=0
+selection=()
+while [ $# -gt 0 ]; do
+  case $1 in
+  --gpu) platform=gpu ;;
+  --ci) mode=ci ;;
+  --wide) mode=wide ;;
+  --types) types=$2; shift ;;
+  --jobs) jobs=$2; shift ;;
+  --reuse-ref) reuse_ref=1 ;;
+  -h | --help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+  -*) echo "conformance: unknown option $1 (see --help)" >&2; exit 2 ;;
+  *) selection+=("$1") ;;
+  esac
+  shift
+done
+
+# Cases at once: on the CPU twice the cores, since the cases' MPI start-ups and small solves leave
+# cores idle (on the 2-core CI machine a host type's run took 287 s with 4 at once, 344 s with 2); on
+# the GPU 8, every case's ranks sharing the GPUs
+[ -n "$jobs" ] || if [ $platform = cpu ]; then jobs=$((2 * $(nproc))); else jobs=8; fi
+
+LIB=$ROOT/${GPUMATS_LIBDIR:-lib}/libpetscgpumats.so
+WORK=$ROOT/build/conformance/$platform
+TESTS=$WORK/tests # the harness's TESTDIR: the compiled cases, kept between runs
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+
+TUTORIALS=(ksp/ksp/tutorials snes/tutorials ts/tutorials)
+WIDER=(mat/tests ksp/ksp/tests ksp/pc)
+
+if [ $platform = cpu ]; then
+  export PETSC_DIR=${PETSC_DIR:-/usr/lib/petsc}
+  HARNESS=(make -f "$PETSC_DIR/share/petsc/examples/gmakefile.test" PETSC_DIR="$PETSC_DIR")
+  REF_OPTIONS="-mat_type aij -dm_mat_type aij"
+  VEC_OPTIONS=""
+  [ -n "$types" ] || types=$(build/bin/test_types -list_host_types 2>/dev/null) || types=''
+  [ -n "$types" ] || types="cmrs sellp bellpack"
+  export CONFORMANCE_OURS="(cmrs|padsell|bellpack|auto)" CONFORMANCE_REF_AIJ=""
+  export CONFORMANCE_OURS_ROOT="(cmrs|sellp|bellpack|auto)" CONFORMANCE_REF_ROOT="aij"
+  DEFAULT=("${TUTORIALS[@]}")
+else
+  CUDA_PETSC_FAIL="0 passed, 1 failed (no CUDA PETSc)" source tests/gpu/cuda_petsc.sh
+  make -j"$(nproc)" lib >"$WORK.build.log" 2>&1 || { tail -20 "$WORK.build.log"; echo "0 passed, 1 failed (build)"; exit 1; }
+  HARNESS=(make -C "$PETSC_DIR" -f gmakefile PETSC_DIR="$PETSC_DIR" PETSC_ARCH="$PETSC_ARCH")
+  REF_OPTIONS="-mat_type aijcusparse -dm_mat_type aijcusparse"
+  VEC_OPTIONS="-vec_type cuda -dm_vec_type cuda"
+  [ -n "$types" ] || types="cmrscuda sellpcuda bellpackcuda autocuda"
+  export CONFORMANCE_OURS="(cmrs|padsell|bellpack|auto)cuda" CONFORMANCE_REF_AIJ="cusparse"
+  export CONFORMANCE_OURS_ROOT="(cmrs|sellp|bellpack|auto)cuda" CONFORMANCE_REF_ROOT="aijcusparse"
+  DEFAULT=('args:*aijcusparse*' ksp/ksp/tutorials snes/tutorials)
+fi
+[ -f "$LIB" ] || { echo "conformance: no library at $LIB (make lib)"; echo "0 passed, 1 failed"; exit 1; }
+PETSCDIFF_REAL=$PETSC_DIR/lib/petsc/bin/petscdiff # the harness's own (petsc_bindir in its scripts)
+
+if [ ${#selection[@]} -eq 0 ]; then # a selection given replaces the mode's
+  case $mode in
+  default) selection=("${DEFAULT[@]}") ;;
+  wide) selection=("${DEFAULT[@]}" "${WIDER[@]}") ;;
+  ci) selection=("${DEFAULT[@]}") ;;
+  esac
+fi
+
+# The selection as one query of the harness: a union (comma) of FIELD/GLOB pairs.
+fields='' values=''
+add_query() { fields+=${fields:+,}$1 values+=${values:+,}$2; }
+for s in "${selection[@]}"; do
+  case $s in
+  *:*) add_query "${s%%:*}" "${s#*:}" ;;
+  */tests | */tutorials | */tests/* | */tutorials/*)
+    # the harness's names: ksp/ksp/tutorials/network -> ksp_ksp_tutorials-network_*
+    n=${s//\//_}
+    n=${n/_tests_/_tests-} n=${n/_tutorials_/_tutorials-}
+    case $n in *-*) add_query name "${n}_*" ;; *) add_query name "${n}-*" ;; esac ;;
+  */*) add_query name "${s//\//_}_tests-*"; add_query name "${s//\//_}_tutorials-*" ;;
+  *) add_query name "$s" ;;
+  esac
+done
+
+# Runs the harness with extra options, over the selection or over the named cases (the harness's
+# targets); its records go to $WORK/$1.
+run_harness() { # name extra-options [cases]
+  local name=$1 out=$WORK/$1 t0=$SECONDS which
+  rm -rf "$out"
+  mkdir -p "$out"
+  if [ -n "${3:-}" ]; then which=(gs="$3"); else which=(query="$fields" queryval="$values"); fi
+  CONFORMANCE_RUN=$name CONFORMANCE_OUT=$out CONFORMANCE_REF=$WORK/ref/outputs \
+    CONFORMANCE_PETSCDIFF=$PETSCDIFF_REAL PETSCDIFF="bash $HERE/petscdiff.sh" \
+    "${HARNESS[@]}" test TESTDIR="$TESTS" "${which[@]}" EXTRA_OPTIONS="$2" \
+    ${CONFORMANCE_TIMEOUT:+TIMEOUT=$CONFORMANCE_TIMEOUT} -j"$jobs" >"$out/harness.log" 2>&1
+  cp "$TESTS"/test_*_tap.log "$out/tap.log" 2>/dev/null || : >"$out/tap.log"
+  echo $((SECONDS - t0)) >"$out/seconds"
+}
+
+# One line per case of a tap log: "CASE pass|fail|skip". A case's lines are its command's
+# ("[not] ok CASE"), its diff's ("diff-CASE"), and a command test's ("cmd-CASE"); any "not ok" fails
+# it, SKIP and TODO lines do not count. With --command-only (the reference run), diff lines are left
+# out: there they compare with PETSc's expected outputs, which the swap may change (see the header).
+classify() { # tap-log [--command-only]
+  awk -v cmdonly="${2:-}" '
+    { notok = ($1 == "not"); i = notok ? 2 : 1
+      if ($i != "ok") next
+      name = $(i + 1); comment = ""
+      if ((p = index($0, " # ")) > 0) comment = substr($0, p + 3)
+      key = name; isdiff = sub(/^diff-/, "", key); sub(/^cmd-/, "", key)
+      if (cmdonly != "" && isdiff) next
+      if (!(key in st)) { st[key] = "skip"; order[++n] = key }
+      if (notok) { st[key] = "fail"; why[key] = comment }
+      else if (comment !~ /^(SKIP|TODO)/ && st[key] != "fail") st[key] = "pass"
+    }
+    END { for (j = 1; j <= n; j++) print order[j], st[order[j]], why[order[j]] }' "$1"
+}
+
+# What a failing case did: the first lines that differ from the reference run (petscdiff.sh kept
+# them), else its error message. Copies its run folder into $out/failed for a closer look.
+failure_detail() { # out case tap-comment
+  local out=$1 key=$2 comment=$3 dir
+  if [ -s "$out/diffs/$key.diff" ]; then
+    grep -E '^[<>]' "$out/diffs/$key.diff" | head -4 | cut -c1-160 | paste -sd'|' | sed 's/|/ | /g'
+    return
+  fi
+  dir=$(grep -rl --include='run*.sh' -m1 "^label='${key%%+*}'\$" "$TESTS" 2>/dev/null | head -1)
+  dir=${dir%.sh}
+  case $comment in *timeout*) echo "$comment"; return ;; esac
+  if [ -d "$dir" ]; then
+    mkdir -p "$out/failed"
+    cp -r "$dir" "$out/failed/$key"
+    local msg
+    msg=$(cat "$dir"/*.tmp "$dir"/*.err 2>/dev/null | grep -E 'PETSC ERROR: ' |
+      grep -v -E 'ERROR: (#|See |-+|Configure |Petsc Release|.* on a .* by |Option left|  )' | head -2 | cut -c1-160 | paste -sd'|')
+    [ -n "$msg" ] || msg=$(cat "$dir"/*.tmp "$dir"/*.err 2>/dev/null | grep -m2 -E 'signal [0-9]|Segmentation|MPI_ABORT|[Kk]illed|[Ee]rror: ' | cut -c1-160 | paste -sd'|')
+    echo "${comment:-failed}${msg:+: $msg}"
+  else
+    echo "${comment:-failed}"
+  fi
+}
+
+mkdir -p "$WORK"
+echo "# conformance ($platform): PETSc $(sed -n 's/^#define PETSC_VERSION_\(MAJOR\|MINOR\|SUBMINOR\) *\([0-9]*\)/\2/p' \
+  "$PETSC_DIR/include/petscversion.h" | paste -sd.) at $PETSC_DIR${PETSC_ARCH:+/$PETSC_ARCH}; selection: ${selection[*]}"
+
+# The reference run (it also compiles the cases the first time)
+signature="$REF_OPTIONS $VEC_OPTIONS | $fields | $values"
+if [ $reuse_ref = 1 ] && [ -f "$WORK/ref/signature" ] && [ "$(cat "$WORK/ref/signature")" = "$signature" ] &&
+  [ -n "$(ls "$WORK/ref/outputs" 2>/dev/null)" ]; then
+  echo "# reference: reusing the run of $(date -r "$WORK/ref/signature" '+%F %T')"
+else
+  run_harness ref "$REF_OPTIONS $VEC_OPTIONS"
+  echo "$signature" >"$WORK/ref/signature"
+fi
+classify "$WORK/ref/tap.log" --command-only >"$WORK/ref/cases"
+nref=$(grep -c ' pass' "$WORK/ref/cases")
+nrefbad=$(grep -c ' fail' "$WORK/ref/cases")
+echo "# reference (${REF_OPTIONS}): $(wc -l <"$WORK/ref/cases") cases, $nref pass, $nrefbad fail (not compared;" \
+  "list in $WORK/ref/cases), the rest skipped by their requirements; $(cat "$WORK/ref/seconds") s"
+[ "$nref" -gt 0 ] || { tail -20 "$WORK/ref/harness.log"; echo "0 passed, 1 failed (the reference run passed no case)"; exit 1; }
+
+# Our types run only the cases that the reference passes (a case looping inside its script over
+# {{a b}} is one harness target: "case+var-value" -> "case")
+targets=$(grep ' pass' "$WORK/ref/cases" | cut -d' ' -f1 | sed 's/+.*//' | sort -u | paste -sd' ')
+
+pass=0 fail=0
+for t in $types; do
+  run_harness "$t" "-dll_append $LIB -mat_type $t -dm_mat_type $t $VEC_OPTIONS" "$targets"
+  out=$WORK/$t
+  classify "$out/tap.log" >"$out/cases"
+  declare -A state=() why=() accepted=()
+  while read -r key st comment; do state[$key]=$st why[$key]=$comment; done <"$out/cases"
+  [ -f "$out/accepted" ] && while read -r key names; do accepted[$key]=$names; done <"$out/accepted"
+  p=0 f=0 a=0
+  while read -r key _; do
+    if [ "${state[$key]:-}" = pass ]; then
+      p=$((p + 1))
+      acc=${accepted[$key]:-}
+      [ -n "$acc" ] && a=$((a + 1))
+      echo "ok $t $key${acc:+ # accepted: $acc}"
+    else
+      f=$((f + 1))
+      echo "not ok $t $key: $(failure_detail "$out" "$key" "${why[$key]:-no result from the harness}")"
+    fi
+  done < <(grep ' pass' "$WORK/ref/cases")
+  echo "# $t: $p passed ($a with accepted differences), $f failed, of the $nref cases the reference passes; $(cat "$out/seconds") s"
+  pass=$((pass + p)) fail=$((fail + f))
+done
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
