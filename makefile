@@ -3,6 +3,8 @@
 #   make run     install missing packages, build, solve the built-in problem with every format
 #   make test    install missing packages, build, run the test suite (no GPU needed)
 #   make gpu-test   on a machine with an NVIDIA GPU: the GPU suite (tests/gpu/run.sh)
+#   make conformance  PETSc's own test suite with the host types swapped in, against aij
+#   make gpu-conformance  the same on a machine with an NVIDIA GPU: *cuda types against aijcusparse
 #   make build-check  on a machine with an NVIDIA GPU: the device builds against the host's, and
 #                  their first-build time against aijcusparse's (tests/gpu/build_check.sh)
 #   make host-passes  the host passes of a GPU build, before and after issue 13, timed on this CPU
@@ -45,7 +47,7 @@ NVCCFLAGS := -std=c++17 -O3 -arch=sm_$(CUDA_ARCH) -ccbin $(firstword $(CXX) g++)
 comma := ,
 CUDA_LDFLAGS := $(if $(CUDA_OBJ),-L$(CUDA_DIR)/lib64 -Wl$(comma)-rpath$(comma)$(CUDA_DIR)/lib64 -lcusparse -lcudart)
 
-.PHONY: all lib deps run test gpu-test build-check host-passes examples tests tutorials solver-bench bench bellpack-model clean check-petsc petsc-cuda
+.PHONY: all lib deps run test gpu-test conformance gpu-conformance build-check host-passes examples tests tutorials solver-bench bench bellpack-model clean check-petsc petsc-cuda
 
 all: lib examples
 
@@ -193,6 +195,20 @@ test: deps
 
 gpu-test:
 	@bash tests/gpu/run.sh
+
+# PETSc's test harness over its own cases, once with PETSc's type swapped in and once per type of
+# ours, each case's output compared with the reference run's (tests/conformance/run.sh). The CPU
+# one: Debian's PETSc 3.18, the tutorials of ksp/ksp, snes and ts, mat/tests, ksp/ksp/tests and
+# ksp/pc; CONFORMANCE_ARGS adds options or replaces the selection, e.g.
+# CONFORMANCE_ARGS="--types sellp ksp/ksp/tutorials". The GPU one builds the library against PETSc
+# with CUDA itself (config/build-petsc-cuda.sh's, or PETSC_DIR/PETSC_ARCH).
+CONFORMANCE_ARGS ?=
+conformance: deps
+	@$(MAKE) --no-print-directory lib
+	@bash tests/conformance/run.sh --wide $(CONFORMANCE_ARGS)
+
+gpu-conformance:
+	@bash tests/conformance/run.sh --gpu $(CONFORMANCE_ARGS)
 
 build-check:
 	@bash tests/gpu/build_check.sh
