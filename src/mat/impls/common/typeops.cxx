@@ -285,9 +285,18 @@ PetscErrorCode CreateInterpolationInType(DM dmc, DM dmf, Mat *P, Vec *scale)
   if (!maij || !dmtype) PetscFunctionReturn(PETSC_SUCCESS);
   PetscBool seq;
   PetscCall(PetscObjectTypeCompare((PetscObject)*P, MATSEQMAIJ, &seq));
+  // A level below -dm_bind_below has its interpolation bound to the CPU by DMCreateInterpolationScale
+  // (the MAIJ, before this expansion, which makes a new matrix): the expanded one is bound in its place
+  PetscBool propagates, bound;
+  PetscCall(MatGetBindingPropagates(*P, &propagates));
+  PetscCall(MatBoundToCPU(*P, &bound));
   PetscCall(PetscInfo(*P, "MAIJ interpolation expanded into %s\n", dmtype));
   PetscCall(MatConvert(*P, seq ? MATSEQAIJ : MATMPIAIJ, MAT_INPLACE_MATRIX, P));
   PetscCall(MatConvert(*P, dmtype, MAT_INPLACE_MATRIX, P));
+  if (propagates) {
+    PetscCall(MatSetBindingPropagates(*P, PETSC_TRUE));
+    PetscCall(MatBindToCPU(*P, bound));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
