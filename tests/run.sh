@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test suite of petsc-gpumats (what `make test` runs after building):
 #   1. format core unit tests (every conversion and host SpMV against a CSR reference);
-#   2. PETSc-level tests on 1, 2 and 4 ranks (products, conversions, updates, KSP, I/O), and on 2
+#   2. PETSc-level tests on 1, 2 and 4 ranks (products, conversions, updates, KSP, I/O, MatBindToCPU), and on 2
 #      and 3 ranks with each ghost exchange of the MPI types, overlapped and not;
 #   3. PETSc's own tutorials ex2 and ex45, compiled unmodified, loaded with -dll_append, against
 #      the reference type on 1 and 2 ranks (iterations equal, residual/error equal to 3 digits);
@@ -166,7 +166,7 @@ fi
 # --- 2. PETSc-level tests -------------------------------------------------------------------
 if ! skipped petsc; then
   for np in 1 2 4; do
-    for prog in test_types test_mult test_product test_convert test_update test_coo test_ksp test_io; do
+    for prog in test_types test_mult test_product test_convert test_update test_coo test_ksp test_io test_bind; do
       in_bg $np run_checks "$prog np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)"
     done
   done
@@ -456,6 +456,12 @@ if ! skipped tutorials && ! skipped solvers; then
     ex45 mg $np $G17 -pc_type mg -pc_mg_levels 3
     ex45 mg-galerkin $np $G17 -pc_type mg -pc_mg_levels 3 -pc_mg_galerkin both # coarse operators by MatPtAP
     ex19 mg $np -pc_type mg
+    # levels bound to the CPU: every DMDA matrix of fewer local rows than -dm_bind_below (here all
+    # of them), and GAMG's coarse grids where it reduces the ranks. (PETSc without devices, as
+    # Debian's, makes MatBindToCPU a no-op: here these check that the options change no answer; the
+    # binding itself is test_bind's, and the GPU suite's with a CUDA PETSc)
+    ex19 mg-dm-bind-below $np -pc_type mg -dm_bind_below 10000
+    ex56 cg-gamg-cpu-pin-coarse-grids $np -ksp_type cg -pc_type gamg -pc_gamg_cpu_pin_coarse_grids
     # (unsmoothed aggregation: smoothed GAMG needs 83 to 110 GMRES(30) iterations per Newton step
     # here on one rank, counts that rounding differences could shift)
     ex19 gamg $np -pc_type gamg -pc_gamg_agg_nsmooths 0

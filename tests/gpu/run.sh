@@ -16,9 +16,12 @@
 #      ex45's CG takes aijcusparse's iterations with each ghost exchange, overlapped or not;
 #   8. shadows: ex56 -ne 39 CG+GAMG solved three times (the matrix rescaled between solves) with
 #      aijcusparse's iterations (and its residual within 5%) on 1 and 2 ranks, its aijcusparse shadows uploaded from
-#      page-locked host arrays on one rank (-info).
+#      page-locked host arrays on one rank (-info);
+#   9. bound to the CPU: snes ex19 with -dm_bind_below (PETSc's own test cuda_dm_bind_below, on 1
+#      and 2 ranks): no GPU flops on any PCMG level, aijcusparse's iterations (test_bind, in 4, binds each
+#      type on 1, 2 and 4 ranks: no GPU flops while bound).
 # Prints "N passed, M failed" last; exits nonzero on any failure.
-# GPUMATS_GPU_SKIP: sections of this script to skip (kernels memcheck suite copies memory placement shadows), so
+# GPUMATS_GPU_SKIP: sections of this script to skip (kernels memcheck suite copies memory placement shadows bind), so
 # that a short device session can run a part; GPUMATS_SKIP: sections of tests/run.sh to skip in 4
 # besides those this script always skips.
 set -u
@@ -133,7 +136,9 @@ copies() { # type options... -> "CpuToGpu-count GpuToCpu-count" of the KSPSolve 
     ex45) grid="-da_grid_x 41 -da_grid_y 41 -da_grid_z 41 -ksp_type cg" ;;
     ex19) grid="-da_grid_x 33 -da_grid_y 33 -ksp_type gmres" ;;
   esac
-  build/bin/tutorial-$COPIES_PROG -dll_append "$PWD/lib/libpetscgpumats.so" -dm_mat_type "$t" -dm_vec_type cuda $grid \
+  local launch=()
+  [ "${COPIES_NP:-1}" -gt 1 ] && launch=("${MPIEXEC[@]}" -n "$COPIES_NP")
+  "${launch[@]}" build/bin/tutorial-$COPIES_PROG -dll_append "$PWD/lib/libpetscgpumats.so" -dm_mat_type "$t" -dm_vec_type cuda $grid \
     "$@" -log_view 2>&1 | awk '$1 == "KSPSolve" {print $(NF-4), $(NF-2)}'
 }
 copies_case() { # case options...
@@ -155,6 +160,14 @@ copies_case ex45-cg-jacobi -pc_type jacobi
 # (41, 21, 11 points a side on three levels)
 copies_case ex45-cg-mg -pc_type mg -pc_mg_levels 3 -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -mg_coarse_pc_type jacobi
 copies_case ex45-cg-gamg -pc_type gamg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -mg_coarse_pc_type jacobi
+# several ranks (more than GPUs with 4): block Jacobi with ILU(0), the default solver there, and ASM
+# give their sub-solvers aijcusparse blocks, factored and solved by cuSPARSE on the GPU with the
+# sub-vectors there; counted over the ranks' maximum, as -log_view prints it
+for COPIES_NP in 2 4; do
+  copies_case "ex45-gmres-bjacobi-ilu np=$COPIES_NP" -ksp_type gmres -pc_type bjacobi
+  copies_case "ex45-gmres-asm-ilu np=$COPIES_NP" -ksp_type gmres -pc_type asm
+done
+COPIES_NP=1
 # snes ex19 (4 dof): DMDA's interpolation is a MAIJ, which the plug-in expands into the type
 # (host MAIJ products cost 660/918 copies at 513^2 against aijcusparse's 44/38)
 COPIES_PROG=ex19
@@ -243,6 +256,37 @@ for np in 1 2; do
       echo "not ok shadows/$t np=$np: '$(solves "$log")' residual $(residual "$log"), aijcusparse '$(solves "$ref")' $(residual "$ref"); $pinned page-locked uploads, $patterns with the pattern (see $log)"
     fi
   done
+done
+fi
+
+# --- 9. bound to the CPU: -dm_bind_below -----------------------------------------------------------
+if ! gskipped bind; then
+# PETSc's snes ex19 test cuda_dm_bind_below: every DMDA level has fewer rows than 10000, so every
+# level's operator and interpolation is bound to the CPU, and -log_view's GPU %F (the last column)
+# of each PCMG level's stage (-pc_mg_log) is 0, as PETSc's expected output says for aijcusparse.
+# The same run without -dm_bind_below has GPU flops on some level: what shows the check can fail.
+echo "# bound to the CPU: snes ex19 -dm_bind_below 10000, no GPU flops on any PCMG level (1 and 2 ranks)"
+EX19=(build/bin/tutorial-ex19 -dll_append "$PWD/lib/libpetscgpumats.so" -dm_vec_type cuda -da_refine 3 -pc_type mg -mg_levels_ksp_type chebyshev
+  -mg_levels_pc_type jacobi -log_view -pc_mg_log -ksp_converged_reason)
+level_gpu() { awk '/Level/ {print $NF}' "$1" | sort -u | tr '\n' ' '; } # the distinct GPU %F of the levels' lines
+linear_its() { grep -o 'Linear solve converged due to [A-Z_]* iterations [0-9]*' "$1" | awk '{print $NF}' | tr '\n' ' '; }
+for np in 1 2; do
+ref=build/test-logs/bind-below-np$np-aijcusparse.log
+"${MPIEXEC[@]}" -n $np "${EX19[@]}" -dm_mat_type aijcusparse -dm_bind_below 10000 >"$ref" 2>&1
+for t in cmrscuda sellpcuda bellpackcuda autocuda; do
+  log=build/test-logs/bind-below-np$np-$t.log
+  free=build/test-logs/bind-below-none-np$np-$t.log
+  "${MPIEXEC[@]}" -n $np "${EX19[@]}" -dm_mat_type $t -dm_bind_below 10000 >"$log" 2>&1
+  "${MPIEXEC[@]}" -n $np "${EX19[@]}" -dm_mat_type $t >"$free" 2>&1
+  if [ "$(level_gpu "$log")" = "0 " ] && [ -n "$(level_gpu "$free")" ] && [ "$(level_gpu "$free")" != "0 " ] && [ -n "$(linear_its "$ref")" ] &&
+    [ "$(linear_its "$log")" = "$(linear_its "$ref")" ]; then
+    pass=$((pass + 1))
+    echo "ok bind-below np=$np/$t: GPU %F of every level 0 (unbound: $(level_gpu "$free")); iterations $(linear_its "$log")"
+  else
+    fail=$((fail + 1))
+    echo "not ok bind-below np=$np/$t: GPU %F of the levels '$(level_gpu "$log")' (unbound '$(level_gpu "$free")'), iterations '$(linear_its "$log")', aijcusparse '$(linear_its "$ref")' (see $log)"
+  fi
+done
 done
 fi
 

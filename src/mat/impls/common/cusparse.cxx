@@ -168,6 +168,51 @@ PetscErrorCode SharedShadow(Mat A, const PetscInt *ia, const PetscInt *ja, const
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+void BlockShadow::release()
+{
+  if (shadow_) (void)MatDestroy(&shadow_);
+  id_ = -1, state_ = nz_ = -1;
+}
+
+PetscErrorCode BlockShadow::of(Mat block, Mat *S)
+{
+  PetscObjectId      id;
+  PetscObjectState   st, nz;
+  const PetscInt    *ia, *ja;
+  const PetscScalar *va;
+  PetscScalar       *vs;
+  PetscInt           n;
+  PetscBool          done;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectGetId((PetscObject)block, &id));
+  PetscCall(PetscObjectStateGet((PetscObject)block, &st));
+  PetscCall(MatGetNonzeroState(block, &nz));
+  if (shadow_ && (id != id_ || nz != nz_)) release(); // another block, or arrays SeqAIJ reallocated
+  if (shadow_ && st == state_) {
+    *S = shadow_;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscLogEventBegin(shadow_event, block, 0, 0, 0));
+  const bool made = !shadow_;
+  if (made) {
+    PetscCall(MatGetRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure in the diagonal block (%s)", ((PetscObject)block)->type_name);
+    PetscCall(MatSeqAIJGetArrayRead(block, &va));
+    PetscCall(SharedShadow(block, ia, ja, va, &shadow_));
+    PetscCall(MatSeqAIJRestoreArrayRead(block, &va));
+    PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  } else { // the arrays are the block's: only aijcusparse's record of which side is newer moves
+    PetscCall(MatSeqAIJGetArrayWrite(shadow_, &vs));
+    PetscCall(MatSeqAIJRestoreArrayWrite(shadow_, &vs));
+  }
+  PetscCall(UploadPinned(shadow_, made));
+  id_ = id, state_ = st, nz_ = nz;
+  PetscCall(PetscLogEventEnd(shadow_event, block, 0, 0, 0));
+  *S = shadow_;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode ShadowDeviceCsr(Mat A, DeviceCsrIn *csr, PetscBool *have)
 {
   Mat                S;

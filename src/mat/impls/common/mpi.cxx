@@ -49,6 +49,9 @@ struct MpiData final : TypeData {
   bool                            staged     = false;   // ours in use (exchange resolved at Build)
   GhostExchange                   halo;
   PetscObjectState                halo_nz = -1; // nonzero state of A the exchange was set up for
+#if PetscDefined(HAVE_CUDA)
+  BlockShadow                     diag_shadow; // the diagonal block as block Jacobi's sub-solver sees it
+#endif
 
   std::array<BlockCopy *, 4> copies() { return {&diag, &offd, &diag_t, &offd_t}; }
 
@@ -56,6 +59,11 @@ struct MpiData final : TypeData {
   {
     valid = false;
     for (BlockCopy *c : copies()) c->forget(); // the blocks' own states do not move either
+  }
+  void release_copies() override
+  {
+    for (BlockCopy *c : copies()) *c = BlockCopy{};
+    invalidate();
   }
 };
 
@@ -312,10 +320,11 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
   PetscCall(MatSetOption(Ad, MAT_USE_INODES, PETSC_FALSE));
   PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
+  PetscCall(KeepBinding(A)); // (bound: AIJ's operations, whatever the assembly put back)
   // MPIAIJ's assembly may have made a new off-diagonal block (new nonzeros disassemble it)
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
   if (mode == MAT_FINAL_ASSEMBLY) {
-    PetscBool now = Mpi(A)->build_at == BuildAt::kAssembly ? PETSC_TRUE : PETSC_FALSE;
+    PetscBool now = Mpi(A)->build_at == BuildAt::kAssembly && !Bound(A) ? PETSC_TRUE : PETSC_FALSE; // (bound: none until unbound)
     if (now) {
       const Mat blocks[2] = {Ad, Ao};
       PetscCall(BuildAtThisAssembly(A, blocks, 2, &now));
@@ -347,6 +356,52 @@ PetscErrorCode GetDiagonal(Mat A, Vec v)
   if (!done) PetscCall(d->call<PetscErrorCode (*)(Mat, Vec)>(kGetDiagonal, A, v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+#if PetscDefined(HAVE_CUDA)
+// Block Jacobi (MatGetDiagonalBlock) and ASM (MatCreateSubMatrices) hand their sub-solvers this
+// rank's part of the matrix. MPIAIJ's are host SeqAIJ matrices, which would factor and solve on
+// the host and move the sub-vectors down and up at every application; mpiaijcusparse's are
+// aijcusparse, because its blocks are. Ours keep SeqAIJ blocks (the format copies are built from
+// them, and MPIAIJ's code reads them as such), so the sub-solvers get aijcusparse matrices made
+// for them: cuSPARSE's ILU/ICC/LU, VECCUDA sub-vectors, and iterates equal to mpiaijcusparse's.
+// The sub-solver's own matrix is not ours on purpose: a preonly sub-solve never multiplies by it,
+// and a format copy would cost its build and its memory for nothing.
+PetscErrorCode GetDiagonalBlock(Mat A, Mat *a)
+{
+  Mat             Ad, Ao;
+  const PetscInt *garray;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+  if (Mpi(A)->device && !Bound(A)) PetscCall(Mpi(A)->diag_shadow.of(Ad, a)); // (bound: the host block, as MPIAIJ's)
+  else *a = Ad;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// MPIAIJ makes its submatrices in the type of its diagonal block (mpiov.c), so while it runs that
+// block answers to aijcusparse's name: PETSc creates aijcusparse submatrices, exactly as for
+// mpiaijcusparse, and fills them from the SeqAIJ data it reads directly. Only the name moves; the
+// block's data and operations stay SeqAIJ's, and the name is put back whatever happens. A reuse
+// refills the submatrices made the first time, already of that type.
+PetscErrorCode CreateSubMatrices(Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat *submat[])
+{
+  using Fn = PetscErrorCode (*)(Mat, PetscInt, const IS[], const IS[], MatReuse, Mat *[]);
+  Mat             Ad, Ao;
+  const PetscInt *garray;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+  if (!Mpi(A)->device || Bound(A) || scall != MAT_INITIAL_MATRIX) {
+    PetscCall(Mpi(A)->call<Fn>(kCreateSubMatrices, A, n, irow, icol, scall, submat));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscObjectChangeTypeName((PetscObject)Ad, MATSEQAIJCUSPARSE));
+  PetscErrorCode err = Mpi(A)->call<Fn>(kCreateSubMatrices, A, n, irow, icol, scall, submat);
+  PetscCall(PetscObjectChangeTypeName((PetscObject)Ad, MATSEQAIJ));
+  PetscCall(err);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
 
 PetscErrorCode Destroy(Mat A)
 {
@@ -436,6 +491,9 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
   if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerGetFormat(viewer, &format));
   if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscBool bound;
+  PetscCall(ViewBound(A, viewer, &bound));
+  if (bound) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(EnsureCurrent(A));
   PetscCall(ViewBlocks(A, viewer, "diagonal", d->diag));
   PetscCall(ViewBlocks(A, viewer, "off-diagonal", d->offd));
@@ -518,12 +576,17 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 
 PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
+#if PetscDefined(HAVE_CUDA)
+  const OpFn sub_matrices = device ? (OpFn)CreateSubMatrices : nullptr, diagonal_block = device ? (OpFn)GetDiagonalBlock : nullptr;
+#else
+  const OpFn sub_matrices = nullptr, diagonal_block = nullptr;
+#endif
   // products stay MPIAIJ's (host): the cuSPARSE bridge is for Seq matrices
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
                               (OpFn)SetFromOptions, nullptr,        (OpFn)GetDiagonal,  (OpFn)MpiAXPY,
                               nullptr,              nullptr,        (OpFn)Residual,
-                              nullptr,              nullptr};
+                              (OpFn)BindToCPU,      sub_matrices,   diagonal_block};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

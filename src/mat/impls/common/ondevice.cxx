@@ -27,12 +27,13 @@ using ScaleFn         = PetscErrorCode (*)(Mat, PetscScalar);
 using DiagonalScaleFn = PetscErrorCode (*)(Mat, Vec, Vec);
 
 // whether A is one of our GPU Seq types with its newest values in its shadow only, and cuSPARSE's
-// 32-bit indices are PetscInt (the kernels below read the shadow's CSR as it is)
+// 32-bit indices are PetscInt (the kernels below read the shadow's CSR as it is); not while A is
+// bound to the CPU (bind.cxx): AIJ's operations then, which bring the values to the host first
 bool ValuesOnDevice(Mat A)
 {
   if (sizeof(PetscInt) != sizeof(int) || !OurDeviceSeq(A)) return false;
   const TypeData *d = Data(A);
-  return d && d->shadow && d->host_stale;
+  return d && d->shadow && d->host_stale && !d->bound;
 }
 
 PetscLogDouble Nonzeros(Mat A)

@@ -26,6 +26,11 @@ struct SeqData final : TypeData {
     valid = false;
     transposed = BlockCopy{}; // also after new parameters: rebuilt from op's
   }
+  void release_copies() override
+  {
+    invalidate();
+    op = op->clone_parameters(); // (op also holds the parameters the next copy is made with)
+  }
 };
 
 SeqData *Seq(Mat A) { return static_cast<SeqData *>(Data(A)); }
@@ -146,10 +151,11 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
   // (aijcusparse turns it off too)
   PetscCall(MatSetOption(A, MAT_USE_INODES, PETSC_FALSE));
   PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
+  PetscCall(KeepBinding(A)); // (bound: AIJ's operations, whatever the assembly put back)
   if (mode == MAT_FINAL_ASSEMBLY) {
     // at assembly, or at the first use (-mat_gpumats_build_at); either way a transposed copy is
     // stale now and its memory goes
-    PetscBool now = Seq(A)->build_at == BuildAt::kAssembly ? PETSC_TRUE : PETSC_FALSE;
+    PetscBool now = Seq(A)->build_at == BuildAt::kAssembly && !Bound(A) ? PETSC_TRUE : PETSC_FALSE; // (bound: none until unbound)
     if (now) PetscCall(BuildAtThisAssembly(A, &A, 1, &now));
     if (now) PetscCall(BuildInAssembly(A, Build));
     else Seq(A)->invalidate();
@@ -211,6 +217,9 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
   if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerGetFormat(viewer, &format));
   if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscBool bound;
+  PetscCall(ViewBound(A, viewer, &bound));
+  if (bound) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(EnsureCurrent(A));
   PetscCall(ViewOperator(viewer, *d->info, "format", *d->op, d->device));
   if (d->device) {
@@ -239,15 +248,15 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 
 } // namespace
 
-PetscErrorCode SeqEnsureCurrent(Mat A) { return EnsureCurrent(A); }
+PetscErrorCode SeqEnsureCurrent(Mat A) { return Bound(A) ? PETSC_SUCCESS : EnsureCurrent(A); } // (bound: no copy to make)
 
 PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
-                              (OpFn)SetFromOptions, device ? CusparseProductSetFromOptions() : nullptr, (OpFn)GetDiagonal, (OpFn)SeqAXPY,
+                              (OpFn)SetFromOptions, device ? BindAwareProductSetFromOptions() : nullptr, (OpFn)GetDiagonal, (OpFn)SeqAXPY,
                               device ? DeviceScaleOp() : nullptr, device ? DeviceDiagonalScaleOp() : nullptr, (OpFn)Residual,
-                              nullptr,              nullptr};
+                              (OpFn)BindToCPU,      nullptr, nullptr};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

@@ -32,13 +32,14 @@ enum OpIndex {
   kResidual,
   kBindToCPU,
   kCreateSubMatrices,
+  kGetDiagonalBlock,
   kNumOps
 };
 constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD,         MATOP_MULT_TRANSPOSE,        MATOP_MULT_TRANSPOSE_ADD,
                                                MATOP_ASSEMBLY_END, MATOP_DESTROY,          MATOP_DUPLICATE,             MATOP_VIEW,
                                                MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS, MATOP_GET_DIAGONAL, MATOP_AXPY,
                                                MATOP_SCALE,        MATOP_DIAGONAL_SCALE,   MATOP_RESIDUAL,
-                                               MATOP_BIND_TO_CPU,  MATOP_CREATE_SUBMATRICES};
+                                               MATOP_BIND_TO_CPU,  MATOP_CREATE_SUBMATRICES, MATOP_GET_DIAGONAL_BLOCK};
 
 // A format copy of a SeqAIJ block, or of its transpose, kept while the block keeps the (id, state)
 // it was built from: the MPI types' diagonal and off-diagonal blocks and every transposed copy.
@@ -91,12 +92,19 @@ struct TypeData {
   bool             shadow_coo = false, coo_pending = false, host_stale = false;
   PetscCount       ncoo = -1;
   OpFn             coo_saved[2]{};
+  // MatBindToCPU (bind.cxx): our own record, since A->boundtocpu is not one (PETSc without devices
+  // has none, and sets it on every new matrix; the MPI GPU types keep it set). While bound, the
+  // products, MatResidual and MatGetDiagonal are AIJ's and `unbound_ops` keeps ours for the unbind.
+  bool             bound = false;
+  OpFn             unbound_ops[kNumOps]{};
 
   virtual ~TypeData() { drop_shadow(); }
   void drop_shadow();
   // every format copy stale: the next use brings them up to date, by their values only where the
   // pattern allows (after changes PETSc does not record in a state, such as MatRetrieveValues)
   virtual void invalidate() { valid = false; }
+  // every format copy freed (GPU memory included): the next use converts anew (MatBindToCPU)
+  virtual void release_copies() { invalidate(); }
 
   template <class Fn, class... Args>
   PetscErrorCode call(OpIndex i, Args... args) const
@@ -235,10 +243,46 @@ PetscErrorCode SharedShadow(Mat A, const PetscInt *ia, const PetscInt *ja, const
 // upload of its own; *have false where A has no shadow or cuSPARSE's indices are not PetscInt. The
 // arrays stay valid while the shadow and A do not change.
 PetscErrorCode ShadowDeviceCsr(Mat A, DeviceCsrIn *csr, PetscBool *have);
+// The diagonal block of an MPI GPU matrix as block Jacobi's sub-solver sees it: an aijcusparse
+// matrix over the plain SeqAIJ block's host CSR (SharedShadow), so that ILU/ICC/LU factor and
+// solve in cuSPARSE and the sub-vectors stay on the GPU, as with mpiaijcusparse. It is made anew
+// when the block's pattern moves (SeqAIJ reallocates its arrays then) and told its host values
+// are newer, for aijcusparse to upload again, when only the values move.
+class BlockShadow {
+public:
+  BlockShadow() = default;
+  BlockShadow(const BlockShadow &) = delete;
+  BlockShadow &operator=(const BlockShadow &) = delete;
+  ~BlockShadow() { release(); }
+  PetscErrorCode of(Mat block, Mat *S);
+  void           release();
+
+private:
+  Mat              shadow_ = nullptr;
+  PetscObjectId    id_     = -1;
+  PetscObjectState state_ = -1, nz_ = -1;
+};
 #endif
 // Brings the format copy of one of our Seq matrices up to date now (seq.cxx): for a use the glue
 // foresees, such as an operand of a product on the GPU, whose shadow then serves the build.
 PetscErrorCode SeqEnsureCurrent(Mat A);
+
+// MatBindToCPU of every type, Seq and MPI (bind.cxx): a bound matrix multiplies, forms residuals
+// and gives its diagonal in AIJ's host code (the saved operations) and holds no format copy; its
+// values come to the host first where the newest are on the GPU only. Unbinding puts our
+// operations back, and the next use brings the copy up to date.
+PetscErrorCode BindToCPU(Mat A, PetscBool flg);
+inline bool    Bound(Mat A) { return Data(A) && Data(A)->bound; }
+// At each MatAssemblyEnd: the binding's operations again where a whole operation table saved
+// before MatBindToCPU was put back since (PETSc's hash assembly, from a MatSetUp without
+// preallocation, restores the table it saved then when its assembly ends)
+PetscErrorCode KeepBinding(Mat A);
+// -mat_view ::ascii_info of a bound matrix: the line saying so (*bound true), in place of the
+// format's lines, which would need a copy; nothing where A is not bound
+PetscErrorCode ViewBound(Mat A, PetscViewer viewer, PetscBool *bound);
+// The MatProductSetFromOptions of the GPU Seq types: SeqAIJ's host products where an operand is
+// bound to the CPU, the cuSPARSE bridge otherwise (null without a CUDA PETSc)
+OpFn BindAwareProductSetFromOptions();
 
 // MatAXPY of the Seq and MPI types (axpy.cxx): SUBSET_NONZERO_PATTERN by a merge of sorted rows,
 // everything else AIJ's
