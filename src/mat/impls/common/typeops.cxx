@@ -200,14 +200,16 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, into, back));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, kUpdateCounts, GetUpdateCounts));
 #if PetscDefined(HAVE_CUDA)
-  // PETSc creates every matrix bound to the CPU and unbinds the device types (aijcusparse) when
-  // they take over; code that picks a device path (MatGetFactor with MATSOLVERCUSPARSE, GAMG's
-  // prolongators, MPIAIJ's product back-ends) reads this flag
-  // (Seq types only: unbound MPIAIJ subclasses take MPIAIJ's device product back-ends, which
-  // expect aijcusparse blocks)
+  // PETSc creates every matrix bound to the CPU and unbinds the device types (aijcusparse,
+  // mpiaijcusparse) when they take over. Code that picks a device path reads this flag: MatGetFactor
+  // with MATSOLVERCUSPARSE; GAMG, which binds its prolongators and every vector made from them to
+  // the CPU when the operator is bound (a host round trip per level and cycle); MatBindToCPU itself,
+  // which reaches the type only where the flag differs from the request (-dm_bind_below, GAMG's
+  // pinned coarse grids). The MPI types keep MPIAIJ's MatProductSetFromOptions, which reads no such
+  // flag: only mpiaijcusparse's device back-end does, for its own type.
   if (d->device) {
     PetscCall(MatSetVecType(A, VECCUDA));
-    if (std::string(prefix) == "seq") A->boundtocpu = PETSC_FALSE;
+    A->boundtocpu = PETSC_FALSE;
   }
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -223,7 +225,7 @@ PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base)
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, nullptr, nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, kUpdateCounts, (PetscErrorCode(*)(Mat, PetscInt64 *, PetscInt64 *))nullptr));
 #if PetscDefined(HAVE_CUDA)
-  if (d->device && std::string(prefix) == "seq") A->boundtocpu = PETSC_TRUE; // a plain AIJ again
+  if (d->device) A->boundtocpu = PETSC_TRUE; // a plain AIJ again
 #endif
   A->spptr = nullptr;
   delete d;
