@@ -19,6 +19,13 @@
 #                    array (VECCUDA) for aijcusparse and the *cuda types, a host array for the others
 #   ex2-bicg-jacobi  ksp ex2 2000x2000: 2D Laplacian, 4M rows; BiCG + Jacobi, 300 iterations (MatMult and
 #                    MatMultTranspose in every iteration)
+#   ex45-gmres-bjacobi  ksp ex45 200^3 with PETSc's default solver: GMRES + block Jacobi/ILU(0) on
+#                    several ranks (ILU on one), rtol 1e-6
+#   ex45-gmres-asm   the same with ASM (overlap 1, ILU(0) on each subdomain)
+#   ex45-cg-gamg     ksp ex45 200^3: CG + GAMG, Chebyshev/Jacobi smoothers, rtol 1e-8
+#
+# With SOLVERBENCH_RANKS="1 2 4" every case runs on each count of MPI ranks (mpiexec; one GPU per
+# rank where there are enough, shared round robin where not), its rows named <case>-np<N>.
 #
 # Each run records KSPSolve, PCSetUp, a total (PCSetUp + KSPSolve; SNESSolve for the SNES cases),
 # MatMult, iterations, the final residual norm, the host<->GPU copies inside KSPSolve and the
@@ -43,7 +50,8 @@
 #                        sellcuda cmrscuda sellpcuda bellpackcuda autocuda, sellcuda only where PETSc's
 #                        own sellcuda solves a tiny ex2 problem; without: aij cmrs sellp bellpack)
 #   SOLVERBENCH_SIZE     small (seconds, for CPU checks) | default | large (ex56 -ne 59, ex45 MG 257^3, 6 levels)
-#   SOLVERBENCH_CASES    cases to run (default: all six above)
+#   SOLVERBENCH_CASES    cases to run (default: the first six above)
+#   SOLVERBENCH_RANKS    MPI rank counts to run each case on (default 1)
 #   SOLVERBENCH_TIMEOUT  seconds per run before it is killed (default 120)
 #   SOLVERBENCH_OUT      folder of the logs, the CSV and the markdown (default build/solverbench)
 #   SOLVERBENCH_README   1: also copy the CSV and the markdown to docs/results/solverbench-<gpu>[-<size>]-<date>.*
@@ -63,8 +71,12 @@ README_MODE=${SOLVERBENCH_README:-auto}
 BIN=build/bin
 LIB=$PWD/lib/libpetscgpumats.so
 REPORT=examples/solverbench_report.py
-ALL_CASES="ex56-cg-gamg ex45-cg-mg ex45-cg-jacobi ex19-newton-mg coo-newton ex2-bicg-jacobi"
-CASES=$(echo "${SOLVERBENCH_CASES:-$ALL_CASES}" | tr ',' ' ')
+DEFAULT_CASES="ex56-cg-gamg ex45-cg-mg ex45-cg-jacobi ex19-newton-mg coo-newton ex2-bicg-jacobi"
+ALL_CASES="$DEFAULT_CASES ex45-gmres-bjacobi ex45-gmres-asm ex45-cg-gamg"
+CASES=$(echo "${SOLVERBENCH_CASES:-$DEFAULT_CASES}" | tr ',' ' ')
+RANKS=$(echo "${SOLVERBENCH_RANKS:-1}" | tr ',' ' ')
+MPIEXEC=(mpiexec --oversubscribe)
+[ "$(id -u)" = 0 ] && MPIEXEC+=(--allow-run-as-root)
 begin=$(date +%s)
 
 case $SIZE in
@@ -157,6 +169,18 @@ case_def() { # sets PROG (the program, under $BIN), TYPEOPT (mat: -mat_type, ex2
       PROG=tutorial-ex2 TYPEOPT=mat FIXED=1
       ARGS="-m $EX2_N -n $EX2_N -ksp_type bicg -pc_type jacobi -ksp_max_it 300 -ksp_converged_reason -ksp_view_final_residual"
       TITLE="ksp ex2 ${EX2_N}x${EX2_N}: 2D Laplacian, $((EX2_N ** 2)) rows; BiCG + Jacobi, 300 iterations at most (ex2's rtol is 1e-2/((m+1)(n+1)))" ;;
+    ex45-gmres-bjacobi)
+      PROG=tutorial-ex45 TYPEOPT=dm
+      ARGS="-da_grid_x $J_N -da_grid_y $J_N -da_grid_z $J_N -ksp_rtol 1e-6 -ksp_converged_reason -ksp_view_final_residual"
+      TITLE="ksp ex45 ${J_N}^3: 3D Laplacian, $((J_N ** 3)) rows; PETSc's default solver: GMRES + block Jacobi with ILU(0) (ILU on one rank), rtol 1e-6" ;;
+    ex45-gmres-asm)
+      PROG=tutorial-ex45 TYPEOPT=dm
+      ARGS="-da_grid_x $J_N -da_grid_y $J_N -da_grid_z $J_N -pc_type asm -ksp_rtol 1e-6 -ksp_converged_reason -ksp_view_final_residual"
+      TITLE="ksp ex45 ${J_N}^3: 3D Laplacian, $((J_N ** 3)) rows; GMRES + ASM (overlap 1, ILU(0) per subdomain), rtol 1e-6" ;;
+    ex45-cg-gamg)
+      PROG=tutorial-ex45 TYPEOPT=dm
+      ARGS="-da_grid_x $J_N -da_grid_y $J_N -da_grid_z $J_N -ksp_type cg -pc_type gamg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -ksp_rtol 1e-8 -ksp_converged_reason -ksp_view_final_residual"
+      TITLE="ksp ex45 ${J_N}^3: 3D Laplacian, $((J_N ** 3)) rows; CG + GAMG, Chebyshev/Jacobi smoothers, rtol 1e-8" ;;
   esac
 }
 type_opts() { # TYPEOPT type
@@ -171,23 +195,29 @@ type_opts() { # TYPEOPT type
 
 nrun=0
 nok=0
-for c in $CASES; do
-  case_def "$c"
+for np in $RANKS; do
+launch=()
+[ "$np" -gt 1 ] && launch=("${MPIEXEC[@]}" -n "$np")
+for c0 in $CASES; do
+  case_def "$c0"
+  c=$c0
+  [ "$np" -gt 1 ] && c=$c0-np$np TITLE="$TITLE; $np MPI ranks"
   echo "# $c: $TITLE"
   for t in $TYPES; do
     log=$OUT/logs/$c-$t.log
     opts=$(type_opts "$TYPEOPT" "$t")
     start=$(date +%s.%N)
     # shellcheck disable=SC2086 # the option strings split into words on purpose
-    timeout -k 10 "$TIMEOUT" "$BIN/$PROG" $ARGS -dll_append "$LIB" $opts $RUN_OPTS >"$log" 2>&1
+    timeout -k 10 "$TIMEOUT" "${launch[@]}" "$BIN/$PROG" $ARGS -dll_append "$LIB" $opts $RUN_OPTS >"$log" 2>&1
     rc=$?
     wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
     line=$(python3 "$REPORT" add "$CSV" --log "$log" --case "$c" --type "$t" --rc "$rc" --wall "$wall" --timeout "$TIMEOUT" --title "$TITLE" \
-      --total "$TOTAL" ${FIXED:+--fixed-its} --command "$BIN/$PROG $ARGS -dll_append lib/libpetscgpumats.so $opts $RUN_OPTS" "${META[@]}")
+      --total "$TOTAL" ${FIXED:+--fixed-its} --command "${launch[*]}${launch:+ }$BIN/$PROG $ARGS -dll_append lib/libpetscgpumats.so $opts $RUN_OPTS" "${META[@]}")
     echo "$line"
     nrun=$((nrun + 1))
     case $line in "$c $t: ok"*) nok=$((nok + 1)) ;; esac
   done
+done
 done
 
 # --- the report ------------------------------------------------------------------------------------
@@ -197,7 +227,7 @@ echo
 cat "$OUT/solverbench.md"
 if [ "$README_MODE" = auto ]; then
   README_MODE=0
-  [ -n "$GPU" ] && [ "$SIZE" = default ] && [ -z "${SOLVERBENCH_TYPES:-}" ] && [ -z "${SOLVERBENCH_CASES:-}" ] && README_MODE=1
+  [ -n "$GPU" ] && [ "$SIZE" = default ] && [ -z "${SOLVERBENCH_TYPES:-}" ] && [ -z "${SOLVERBENCH_CASES:-}" ] && [ "$RANKS" = 1 ] && README_MODE=1
 fi
 if [ "$README_MODE" = 1 ]; then
   slug=$(echo "${GPU:-cpu}" | tr '[:upper:]' '[:lower:]' | sed -E 's/^nvidia //; s/[^a-z0-9]+/-/g; s/^-+|-+$//g')
