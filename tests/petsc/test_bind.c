@@ -152,7 +152,10 @@ static const char *const op_names[] = {"mult", "multadd", "multadd-in-place", "r
 
 /* (gflops, if given, adds the GPU flops of the matrix's operation, but for MatResidual: PETSc's
    residual of a bound matrix, AIJ's MatMult then VecAYPX, runs that vector operation on the GPU
-   where the vectors are CUDA vectors) */
+   where the vectors are CUDA vectors; and for the transposed products on several ranks: MPIAIJ's
+   adds the off-diagonal block's contributions into their owners' entries by a reverse scatter,
+   which adds on the GPU where the output is a CUDA vector, one flop per ghost value, as it does for
+   a bound mpiaijcusparse) */
 static PetscErrorCode Apply(Mat A, Op op, Operands *v, Vec out, PetscLogDouble *gflops)
 {
   PetscLogDouble g0;
@@ -186,7 +189,11 @@ static PetscErrorCode Apply(Mat A, Op op, Operands *v, Vec out, PetscLogDouble *
   default:
     break;
   }
-  if (gflops && op != OP_RESIDUAL) *gflops += GpuFlops() - g0;
+  if (gflops && op != OP_RESIDUAL) {
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+    if (size == 1 || (op != OP_MULTTRANSPOSE && op != OP_MULTTRANSPOSEADD)) *gflops += GpuFlops() - g0;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
