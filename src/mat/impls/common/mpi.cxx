@@ -316,9 +316,10 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
   const PetscInt *garray;
 
   PetscFunctionBegin;
-  // no inode detection in the diagonal block: our product replaces AIJ's (see seq.cxx)
+  // inode detection in the diagonal block for the host types only (see seq.cxx): block Jacobi and
+  // ASM factor it with AIJ's code there, with cuSPARSE for the GPU types
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-  PetscCall(MatSetOption(Ad, MAT_USE_INODES, PETSC_FALSE));
+  if (Mpi(A)->device) PetscCall(MatSetOption(Ad, MAT_USE_INODES, PETSC_FALSE));
   PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
   PetscCall(KeepBinding(A)); // (bound: AIJ's operations, whatever the assembly put back)
   // MPIAIJ's assembly may have made a new off-diagonal block (new nonzeros disassemble it)

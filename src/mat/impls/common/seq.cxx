@@ -147,9 +147,11 @@ PetscErrorCode Residual(Mat A, Vec b, Vec x, Vec r)
 PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
 {
   PetscFunctionBegin;
-  // AIJ's inode detection is an O(nnz) pass per assembly for its own MatMult, which ours replaces
-  // (aijcusparse turns it off too)
-  PetscCall(MatSetOption(A, MAT_USE_INODES, PETSC_FALSE));
+  // AIJ's inode detection is an O(nnz) pass per assembly for its own MatMult, which ours replaces,
+  // and for its factorizations: the GPU types factor in cuSPARSE and turn it off (as aijcusparse
+  // does; bound, AIJ's inode product would also read values the GPU may hold newer); the host types
+  // keep it, since their factorizations and SOR are AIJ's, as fast as aij's and viewed alike
+  if (Seq(A)->device) PetscCall(MatSetOption(A, MAT_USE_INODES, PETSC_FALSE));
   PetscCall(Seq(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
   PetscCall(KeepBinding(A)); // (bound: AIJ's operations, whatever the assembly put back)
   if (mode == MAT_FINAL_ASSEMBLY) {

@@ -147,6 +147,41 @@ PetscErrorCode GetUpdateCounts(Mat A, PetscInt64 *conversions, PetscInt64 *value
 }
 constexpr const char kUpdateCounts[] = "MatGpuMatsGetUpdateCounts_C";
 
+// PETSc finds the product of two matrices of different types by the name
+// MatProductSetFromOptions_<A's type>_<B's type>[_<C's type>]_C composed on one of them: MAIJ (DMDA's
+// interpolations, ksp ex4 and ex43), dense and others register theirs under AIJ's names
+// (mpiaij_mpimaij), which our names never match, and the product stopped with "Unspecified
+// symbolic phase". This, PETSc's last resort (MatProductSetFromOptions_anytype_C), looks the name up
+// again with each of our operands answering to the AIJ name it is underneath: the product is then
+// the one PETSc has for AIJ, on the SeqAIJ/MPIAIJ data our types keep.
+constexpr const char kAnyType[] = "MatProductSetFromOptions_anytype_C";
+
+PetscErrorCode ProductAsAIJ(Mat P)
+{
+  Mat_Product *product = P->product;
+  Mat          ops[3]  = {product->A, product->B, product->type == MATPRODUCT_ABC ? product->C : nullptr};
+  std::string  names[3];
+  PetscErrorCode (*f)(Mat) = nullptr;
+
+  PetscFunctionBegin;
+  std::string want = "MatProductSetFromOptions";
+  for (int i = 0; i < 3; ++i) {
+    if (!ops[i]) continue;
+    names[i] = ((PetscObject)ops[i])->type_name;
+    const FormatInfo *info = nullptr;
+    bool              device;
+    if (Data(ops[i]) && (info = find_type(names[i].c_str(), &device))) want += names[i].compare(0, 3, "seq") == 0 ? "_seqaij" : "_mpiaij";
+    else want += "_" + names[i];
+  }
+  want += "_C";
+  for (Mat M : ops)
+    if (M && !f) PetscCall(PetscObjectQueryFunction((PetscObject)M, want.c_str(), &f));
+  if (!f) PetscFunctionReturn(PETSC_SUCCESS); // (PETSc then tries what it has left: dense, basic)
+  PetscCall(PetscInfo(P, "product of petsc-gpumats operands by %s\n", want.c_str()));
+  PetscCall((*f)(P));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 std::string convert_name(const std::string &from, const std::string &to) { return "MatConvert_" + from + "_" + to + "_C"; }
 
 // The names under which PETSc's MatConvert looks for a converter from `from` into the type
@@ -199,6 +234,7 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, name.c_str()));
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, into, back));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, kUpdateCounts, GetUpdateCounts));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, kAnyType, ProductAsAIJ));
 #if PetscDefined(HAVE_CUDA)
   // PETSc creates every matrix bound to the CPU and unbinds the device types (aijcusparse,
   // mpiaijcusparse) when they take over. Code that picks a device path reads this flag: MatGetFactor
@@ -224,6 +260,7 @@ PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base)
   if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", d->retrieve));
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, nullptr, nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, kUpdateCounts, (PetscErrorCode(*)(Mat, PetscInt64 *, PetscInt64 *))nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, kAnyType, (PetscErrorCode(*)(Mat))nullptr));
 #if PetscDefined(HAVE_CUDA)
   if (d->device) A->boundtocpu = PETSC_TRUE; // a plain AIJ again
 #endif
