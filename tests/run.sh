@@ -11,14 +11,16 @@
 #   4. options, -help and -mat_view, and bad input that must end in a clear PETSc error; the
 #      scaling script (examples/scaling.sh) with host types on 1, 2 and 4 ranks;
 #   5. the plug-in built against Debian's 64-bit-index PETSc (tests 2 again) and complex PETSc
-#      (refused with a clear error): tests/variants.sh.
+#      (refused with a clear error): tests/variants.sh;
+#   6. PETSc's own test suite (its harness, the tutorials of ksp/ksp, snes and ts) with each host type
+#      swapped in for aij: tests/conformance/run.sh --ci.
 # It prints "N passed, M failed" last and exits nonzero if anything failed. Full logs: build/test-logs.
 #
 # Environment (the GPU suite, tests/gpu/run.sh, sets these):
 #   GPUMATS_TYPES  types under test        (default: the registry's host types)
 #   GPUMATS_REF    reference type          (default: aij)
 #   GPUMATS_VEC    -dm_vec_type for ex45   (default: none)
-#   GPUMATS_SKIP   sections to skip (core petsc tutorials solvers options scaling download variants), e.g. "core"
+#   GPUMATS_SKIP   sections to skip (core petsc tutorials solvers options scaling download conformance variants), e.g. "core"
 #                  when the caller runs it itself; "solvers" skips only the solver paths of 3
 #   GPUMATS_BUILD, GPUMATS_LIBDIR   where the build lives (default build, lib)
 #   GPUMATS_JOBS   MPI ranks sections 2 and 3 run at once, tests side by side (default: the cores; below 4,
@@ -682,6 +684,18 @@ fi
 
 # --- the CUDA PETSc's download path (config/build-petsc-cuda.sh --download-only; no build) ------
 if ! skipped download; then run_checks "download" bash tests/download.sh; fi
+
+# --- 6. PETSc's own test suite with each host type swapped in (tests/conformance/run.sh --ci) ----
+# the tutorials of ksp/ksp, snes and ts, each case run with aij and with each host type, the outputs
+# compared (iteration counts and every integer exact); listed known failures counted apart
+if ! skipped conformance; then
+  echo "# PETSc's test suite (ksp/ksp, snes, ts tutorials) with each host type against aij"
+  bash tests/conformance/run.sh --ci >"$LOGS/conformance.log" 2>&1
+  grep -E '^not ok|^# ' "$LOGS/conformance.log"
+  read -r p f < <(tail -1 "$LOGS/conformance.log" | awk '/passed/ {print $1, $3}')
+  pass=$((pass + ${p:-0}))
+  fail=$((fail + ${f:-1}))
+fi
 
 # --- 5. the other PETSc builds of Debian: 64-bit indices, complex scalars ---------------------
 if ! skipped variants; then

@@ -31,9 +31,10 @@
 #               snes and ts (CPU); the cases naming aijcusparse and the tutorials of ksp/ksp and snes (GPU).
 #   --wide      the default selection plus mat/tests, ksp/ksp/tests and ksp/pc (make conformance);
 #               a selection given replaces the default or wide one
-#   --ci        what CI runs (tests/run.sh): the default selection with every type. Measured on the
-#               2-core CI machine: about 20 minutes (compiling the cases and the reference run 9,
-#               each host type 4 to 5), within CI's hour with the rest of `make test` (8 minutes)
+#   --ci        what CI runs (tests/run.sh): the default selection with every host type. Measured
+#               from a clean build/ on the 2-core CI machine: 18 minutes (compiling the cases and the
+#               reference run 7.5, each host type 3 to 4), about 26 of CI's 60 with the rest of `make
+#               test` (8 minutes), so every type meets every case in every run: no rotation needed
 #   --gpu       PETSc with CUDA (config/build-petsc-cuda.sh's, or PETSC_DIR/PETSC_ARCH) and the
 #               *cuda types against aijcusparse
 #   --types "T..."  our types to run (default: the host types, or the *cuda types with --gpu)
@@ -212,7 +213,15 @@ echo "# reference (${REF_OPTIONS}): $(wc -l <"$WORK/ref/cases") cases, $nref pas
 # {{a b}} is one harness target: "case+var-value" -> "case")
 targets=$(grep ' pass' "$WORK/ref/cases" | cut -d' ' -f1 | sed 's/+.*//' | sort -u | paste -sd' ')
 
-pass=0 fail=0
+# Known failures (known-failures: bugs of ours still open), reported apart so that CI stops on any
+# other; a listed case that passes fails the run until it is taken off the list
+declare -A known=()
+while read -r key reason; do
+  case $key in '' | '#'*) continue ;; esac
+  known[$key]=$reason
+done <"$HERE/known-failures"
+
+pass=0 fail=0 nknown=0
 for t in $types; do
   run_harness "$t" "-dll_append $LIB -mat_type $t -dm_mat_type $t $VEC_OPTIONS" "$targets"
   out=$WORK/$t
@@ -220,9 +229,17 @@ for t in $types; do
   declare -A state=() why=() accepted=()
   while read -r key st comment; do state[$key]=$st why[$key]=$comment; done <"$out/cases"
   [ -f "$out/accepted" ] && while read -r key names; do accepted[$key]=$names; done <"$out/accepted"
-  p=0 f=0 a=0
+  p=0 f=0 a=0 k=0
   while read -r key _; do
-    if [ "${state[$key]:-}" = pass ]; then
+    if [ -n "${known[$key]:-}" ]; then
+      if [ "${state[$key]:-}" = pass ]; then
+        f=$((f + 1))
+        echo "not ok $t $key: passes now; take it off tests/conformance/known-failures"
+      else
+        k=$((k + 1))
+        echo "not ok $t $key # TODO known failure: ${known[$key]}"
+      fi
+    elif [ "${state[$key]:-}" = pass ]; then
       p=$((p + 1))
       acc=${accepted[$key]:-}
       [ -n "$acc" ] && a=$((a + 1))
@@ -232,8 +249,8 @@ for t in $types; do
       echo "not ok $t $key: $(failure_detail "$out" "$key" "${why[$key]:-no result from the harness}")"
     fi
   done < <(grep ' pass' "$WORK/ref/cases")
-  echo "# $t: $p passed ($a with accepted differences), $f failed, of the $nref cases the reference passes; $(cat "$out/seconds") s"
-  pass=$((pass + p)) fail=$((fail + f))
+  echo "# $t: $p passed ($a with accepted differences), $f failed, $k known failures, of the $nref cases the reference passes; $(cat "$out/seconds") s"
+  pass=$((pass + p)) fail=$((fail + f)) nknown=$((nknown + k))
 done
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $nknown known failures (tests/conformance/known-failures)"
 [ $fail = 0 ]
