@@ -127,6 +127,10 @@ PetscErrorCode MpiAXPY(Mat Y, PetscScalar a, Mat X, MatStructure str)
     PetscCall(NotSubset(Y));
   }
   PetscCall(Data(Y)->call<AxpyFn>(kAXPY, Y, a, X, str));
+  // MPIAIJ's SAME_NONZERO_PATTERN path adds into the blocks and leaves Y's own state as it was
+  // (PETSc 3.18), while our copies are current for an (id, state) of Y: without this the next
+  // product used the old values (mat/tests ex132 on 2 ranks)
+  PetscCall(PetscObjectStateIncrease((PetscObject)Y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
