@@ -1,5 +1,5 @@
 // Type installation and conversion plumbing shared by the Seq and MPI types (typeops.hpp).
-#include "kinds.hpp"
+#include "typeops.hpp"
 
 #include <petscdm.h>
 #include <petsc/private/dmimpl.h>
@@ -203,67 +203,16 @@ std::vector<std::string> convert_sources(const char *prefix)
 // The types a conversion out of ours may go to directly: AIJ and PETSc's CUDA subclass of it.
 std::vector<std::string> convert_targets(const char *prefix) { return {std::string(prefix) + "aij", std::string(prefix) + "aijcusparse"}; }
 
-// MatConvert into a type AIJ converts into (MATIS, BAIJ, dense, ...): PETSc looks for
-// MatConvert_<A's type>_<new type>_C, and AIJ registers its converters under its own name, so ours
-// fell to the generic row-by-row conversion, which does not set MATIS up (ksp ex56 and ex71 with
-// -pc_mg_adapt_interp_coarse_space gdsw crashed in it). This runs AIJ's converter on the SeqAIJ/MPIAIJ
-// our types are; in place, our type is taken off first.
-PetscErrorCode ConvertAsAIJ(Mat A, MatType newtype, MatReuse reuse, Mat *B)
-{
-  const bool        seq  = std::string(((PetscObject)A)->type_name).compare(0, 3, "seq") == 0;
-  const std::string want = convert_name(seq ? "seqaij" : "mpiaij", newtype);
-  ConvertFn         f    = nullptr;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectQueryFunction((PetscObject)A, want.c_str(), &f));
-  PetscCheck(f, PetscObjectComm((PetscObject)A), PETSC_ERR_PLIB, "no %s for the conversion of a %s", want.c_str(), ((PetscObject)A)->type_name);
-  if (reuse == MAT_INPLACE_MATRIX) {
-    if (seq) PetscCall(StripToAIJ<SeqKind>(A));
-    else PetscCall(StripToAIJ<MpiKind>(A));
-    PetscCall(MatConvert(A, newtype, MAT_INPLACE_MATRIX, B));
-  } else {
-    if (seq) PetscCall(SyncHostValues(A)); // AIJ's converter reads the host CSR
-    PetscCall(f(A, newtype, reuse, B));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-// The AIJ converters of A into types not AIJ's own family (ConvertAsAIJ): the names of its
-// MatConvert_<prefix>aij_<X>_C functions other than into AIJ, its CUDA form and our types.
-PetscErrorCode AIJConvertTargets(Mat A, const char *prefix, std::vector<std::string> *targets)
-{
-  const std::string lead = "MatConvert_" + std::string(prefix) + "aij_";
-  const char      **names = nullptr;
-  int               n     = 0;
-
-  PetscFunctionBegin;
-  PetscCall(PetscFunctionListGet(((PetscObject)A)->qlist, &names, &n));
-  for (int i = 0; i < n; ++i) {
-    if (!names[i]) continue; // (PETSc 3.18 lists removed entries as null names)
-    const std::string s(names[i]);
-    if (s.compare(0, lead.size(), lead) != 0 || s.size() < lead.size() + 3) continue;
-    const std::string dst = s.substr(lead.size(), s.size() - lead.size() - 2);
-    bool              device;
-    if (dst.compare(0, 3, "aij") == 0 || dst.compare(0, 6, "seqaij") == 0 || dst.compare(0, 6, "mpiaij") == 0 || find_type(dst.c_str(), &device)) continue;
-    targets->push_back(dst);
-  }
-  PetscCall(PetscFree(names));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 // Composes (fn non-null) or removes (fn null) the converters of A's type.
 PetscErrorCode ComposeConverters(Mat A, const char *prefix, const FormatInfo &f, bool device, ConvertFn into, ConvertFn back)
 {
-  const std::string        name = concrete_name(f, prefix, device);
-  std::vector<std::string> others;
+  const std::string name = concrete_name(f, prefix, device);
 
   PetscFunctionBegin;
   for (const std::string &src : convert_sources(prefix))
     if (src != name)
       for (const std::string &n : into_names(src, prefix, f, device)) PetscCall(PetscObjectComposeFunction((PetscObject)A, n.c_str(), into));
   for (const std::string &dst : convert_targets(prefix)) PetscCall(PetscObjectComposeFunction((PetscObject)A, convert_name(name, dst).c_str(), back));
-  PetscCall(AIJConvertTargets(A, prefix, &others));
-  for (const std::string &dst : others) PetscCall(PetscObjectComposeFunction((PetscObject)A, convert_name(name, dst).c_str(), back ? ConvertAsAIJ : nullptr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
