@@ -35,9 +35,8 @@
 // sets it on every new matrix; the GPU types clear it when they are installed (typeops.cxx), the
 // host types keep PETSc's. PETSc's MatBindToCPU calls the type only where the flag differs from the
 // request, so a host type is bound only after an unbind. The flag is what PETSc sets it to (as
-// MPIAIJ's and aijcusparse's own MatBindToCPU do). An unbound MPI GPU matrix switches no device
-// code of MPIAIJ on, since our MPI types keep MPIAIJ's MatProductSetFromOptions; only
-// mpiaijcusparse's MatProductSetFromOptions_MPIAIJBACKEND reads the flag (PETSc 3.25, mpiaij.c).
+// MPIAIJ's and aijcusparse's own MatBindToCPU do). The MPI GPU types' products read our record
+// (mpiproduct.cxx): an operand bound keeps the product on the host, in MPIAIJ's code.
 #include "kinds.hpp"
 
 namespace gpumats {

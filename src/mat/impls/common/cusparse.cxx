@@ -320,6 +320,8 @@ PetscErrorCode HostProduct(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+} // namespace
+
 // Whether SeqAIJ allocates a, j and i in one block (older PETSc; 3.25 does not): then they cannot be
 // freed or lent one by one
 template <class T>
@@ -379,6 +381,8 @@ PetscErrorCode SetPattern(Mat C, Mat inner)
   PetscCall(MatSetOption(C, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+namespace {
 
 // After a numeric phase: inner (aijcusparse, on the GPU, with C's values and pattern) is C's shadow,
 // so that C as an operand of the next product (GAMG's coarse operators, prolongators) costs no

@@ -51,6 +51,7 @@ struct MpiData final : TypeData {
   PetscObjectState                halo_nz = -1; // nonzero state of A the exchange was set up for
 #if PetscDefined(HAVE_CUDA)
   BlockShadow                     diag_shadow; // the diagonal block as block Jacobi's sub-solver sees it
+  MpiStandIn                      standin;     // the matrix as the GPU products see it (mpiproduct.cxx)
 #endif
 
   std::array<BlockCopy *, 4> copies() { return {&diag, &offd, &diag_t, &offd_t}; }
@@ -575,6 +576,26 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 
 } // namespace
 
+#if PetscDefined(HAVE_CUDA)
+PetscErrorCode MpiStandInOf(Mat A, Mat *S) { return Mpi(A)->standin.of(A, S); }
+#endif
+
+PetscErrorCode MpiPrepareTranspose(Mat A)
+{
+  MpiData        *d = Mpi(A);
+  Mat             Ad, Ao;
+  const PetscInt *garray;
+
+  PetscFunctionBegin;
+  if (Bound(A)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(EnsureCurrent(A));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+  if (!ExplicitTranspose(A, Ad)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(UpdateBlock(A, Ad, d->diag_t, true, true));
+  PetscCall(UpdateBlock(A, Ao, d->offd_t, false, true));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 {
 #if PetscDefined(HAVE_CUDA)
@@ -582,10 +603,11 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 #else
   const OpFn sub_matrices = nullptr, diagonal_block = nullptr;
 #endif
-  // products stay MPIAIJ's (host): the cuSPARSE bridge is for Seq matrices
+  // products: on the GPU through mpiaijcusparse's back-end (mpiproduct.cxx), MPIAIJ's for the host types
+  const OpFn products = device ? MpiProductSetFromOptions() : nullptr;
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
-                              (OpFn)SetFromOptions, nullptr,        (OpFn)GetDiagonal,  (OpFn)MpiAXPY,
+                              (OpFn)SetFromOptions, products,       (OpFn)GetDiagonal,  (OpFn)MpiAXPY,
                               nullptr,              nullptr,        (OpFn)Residual,
                               (OpFn)BindToCPU,      sub_matrices,   diagonal_block};
 

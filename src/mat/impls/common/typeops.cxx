@@ -241,8 +241,7 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   // with MATSOLVERCUSPARSE; GAMG, which binds its prolongators and every vector made from them to
   // the CPU when the operator is bound (a host round trip per level and cycle); MatBindToCPU itself,
   // which reaches the type only where the flag differs from the request (-dm_bind_below, GAMG's
-  // pinned coarse grids). The MPI types keep MPIAIJ's MatProductSetFromOptions, which reads no such
-  // flag: only mpiaijcusparse's device back-end does, for its own type.
+  // pinned coarse grids).
   if (d->device) {
     PetscCall(MatSetVecType(A, VECCUDA));
     A->boundtocpu = PETSC_FALSE;

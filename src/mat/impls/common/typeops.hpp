@@ -262,7 +262,43 @@ private:
   PetscObjectId    id_     = -1;
   PetscObjectState state_ = -1, nz_ = -1;
 };
+// Gives the Seq matrix C (type set, not yet preallocated) the CSR pattern of the aijcusparse
+// matrix `inner` (its host arrays, shared: inner is composed on C and lives as long as C) and
+// assembles it; C's values are left unset for the caller (cusparse.cxx)
+PetscErrorCode SetPattern(Mat C, Mat inner);
+// An MPI GPU matrix as mpiaijcusparse's product back-end sees it (mpiproduct.cxx): an
+// mpiaijcusparse matrix whose diagonal and off-diagonal blocks are aijcusparse matrices over the
+// MPI matrix's own block CSR (SharedShadow) with its column map. Made anew when the matrix's
+// nonzero pattern moves (collectively, as every rank sees the same nonzero state), and told its
+// host values are newer when only the values move.
+class MpiStandIn {
+public:
+  MpiStandIn() = default;
+  MpiStandIn(const MpiStandIn &) = delete;
+  MpiStandIn &operator=(const MpiStandIn &) = delete;
+  ~MpiStandIn() { release(); }
+  PetscErrorCode of(Mat A, Mat *S);
+  void           release();
+
+private:
+  Mat              standin_ = nullptr;
+  PetscObjectState state_ = -1, nz_ = -1;
+};
+// The stand-in of an MPI GPU matrix of ours (mpi.cxx keeps it with the matrix)
+PetscErrorCode MpiStandInOf(Mat A, Mat *S);
+// Whether A is one of our GPU MPI types
+bool OurDeviceMpi(Mat A);
 #endif
+// The MatProductSetFromOptions of the GPU MPI types (mpiproduct.cxx): AB, AtB and PtAP on the GPU
+// through PETSc's mpiaijcusparse back-end, MPIAIJ's host products otherwise (null without a CUDA
+// PETSc recent enough)
+OpFn           MpiProductSetFromOptions();
+PetscErrorCode RegisterMpiProductEvents();
+// Brings an MPI matrix's format copies up to date now, and its transposed copies where its
+// transpose products take the explicit path (MAT_FORM_EXPLICIT_TRANSPOSE, which GAMG sets on its
+// prolongators): for the transfer of a Galerkin product, which the solve restricts with, so that
+// the copies are built in the setup rather than at the first restriction inside the solve (mpi.cxx)
+PetscErrorCode MpiPrepareTranspose(Mat A);
 // Brings the format copy of one of our Seq matrices up to date now (seq.cxx): for a use the glue
 // foresees, such as an operand of a product on the GPU, whose shadow then serves the build.
 PetscErrorCode SeqEnsureCurrent(Mat A);
