@@ -536,35 +536,6 @@ PetscErrorCode ProductSetFromOptions(Mat C)
 // phases; PETSc's own functions are kept on B under these names and called through.
 constexpr const char *kSavedSymbolic = "GpuMatsCusparseSymbolic", *kSavedNumeric = "GpuMatsCusparseNumeric";
 
-// Kept in containers (PetscObjectCompose), not as composed functions: PETSc's -checkfunctionlist,
-// which its test harness sets, reports each composed function still set when its object is
-// destroyed, and the factor matrix is destroyed without telling us.
-template <class Fn>
-PetscErrorCode Keep(Mat B, const char *name, Fn fn)
-{
-  PetscContainer c;
-
-  PetscFunctionBegin;
-  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
-  PetscCall(PetscContainerSetPointer(c, reinterpret_cast<void *>(fn)));
-  PetscCall(PetscObjectCompose((PetscObject)B, name, (PetscObject)c));
-  PetscCall(PetscContainerDestroy(&c));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-template <class Fn>
-PetscErrorCode Kept(Mat B, const char *name, Fn *fn)
-{
-  PetscContainer c = nullptr;
-  void          *p = nullptr;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectQuery((PetscObject)B, name, (PetscObject *)&c));
-  if (c) PetscCall(PetscContainerGetPointer(c, &p));
-  *fn = reinterpret_cast<Fn>(p);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 using LUSymbolic   = PetscErrorCode (*)(Mat, Mat, IS, IS, const MatFactorInfo *);
 using CholSymbolic = PetscErrorCode (*)(Mat, Mat, IS, const MatFactorInfo *);
 using Numeric      = PetscErrorCode (*)(Mat, Mat, const MatFactorInfo *);
@@ -580,7 +551,7 @@ PetscErrorCode WrapNumeric(Mat B)
 
   PetscFunctionBegin;
   if (slot && slot != FactorNumeric) {
-    PetscCall(Keep(B, kSavedNumeric, slot));
+    PetscCall(KeepFunction((PetscObject)B, kSavedNumeric, slot));
     slot = FactorNumeric;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -592,7 +563,7 @@ PetscErrorCode FactorNumeric(Mat B, Mat A, const MatFactorInfo *info)
   Mat     S;
 
   PetscFunctionBegin;
-  PetscCall(Kept(B, kSavedNumeric, &saved));
+  PetscCall(KeptFunction((PetscObject)B, kSavedNumeric, &saved));
   PetscCheck(saved, PETSC_COMM_SELF, PETSC_ERR_PLIB, "cuSPARSE factor without its numeric phase");
   PetscCall(Stand_in(A, &S, false));
   PetscCall(saved(B, S, info));
@@ -606,7 +577,7 @@ PetscErrorCode LUFactorSymbolic(Mat B, Mat A, IS row, IS col, const MatFactorInf
   Mat        S;
 
   PetscFunctionBegin;
-  PetscCall(Kept(B, kSavedSymbolic, &saved));
+  PetscCall(KeptFunction((PetscObject)B, kSavedSymbolic, &saved));
   PetscCall(Stand_in(A, &S, false));
   PetscCall(saved(B, S, row, col, info));
   PetscCall(WrapNumeric(B));
@@ -619,7 +590,7 @@ PetscErrorCode CholFactorSymbolic(Mat B, Mat A, IS perm, const MatFactorInfo *in
   Mat          S;
 
   PetscFunctionBegin;
-  PetscCall(Kept(B, kSavedSymbolic, &saved));
+  PetscCall(KeptFunction((PetscObject)B, kSavedSymbolic, &saved));
   PetscCall(Stand_in(A, &S, false));
   PetscCall(saved(B, S, perm, info));
   PetscCall(WrapNumeric(B));
@@ -631,7 +602,7 @@ template <class Fn>
 PetscErrorCode RouteSymbolic(Mat B, Fn &slot, Fn ours)
 {
   PetscFunctionBegin;
-  PetscCall(Keep(B, kSavedSymbolic, slot));
+  PetscCall(KeepFunction((PetscObject)B, kSavedSymbolic, slot));
   slot = ours;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -275,32 +275,9 @@ namespace {
 using InterpolationFn = PetscErrorCode (*)(DM, DM, Mat *, Vec *);
 constexpr char kOriginalInterpolation[] = "GpuMatsCreateInterpolation";
 
-// The DM's own interpolation is kept on the DM in a container (PetscObjectCompose), not as a
-// composed function: PETSc's -checkfunctionlist, which its test harness sets, reports each composed
-// function still set when its object is destroyed, and a DM is destroyed without telling us.
-PetscErrorCode KeepOriginal(DM dm, InterpolationFn fn)
-{
-  PetscContainer c;
-
-  PetscFunctionBegin;
-  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
-  PetscCall(PetscContainerSetPointer(c, reinterpret_cast<void *>(fn)));
-  PetscCall(PetscObjectCompose((PetscObject)dm, kOriginalInterpolation, (PetscObject)c));
-  PetscCall(PetscContainerDestroy(&c));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode KeptOriginal(DM dm, InterpolationFn *fn)
-{
-  PetscContainer c = nullptr;
-  void          *p = nullptr;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectQuery((PetscObject)dm, kOriginalInterpolation, (PetscObject *)&c));
-  if (c) PetscCall(PetscContainerGetPointer(c, &p));
-  *fn = reinterpret_cast<InterpolationFn>(p);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+// The DM's own interpolation, kept on the DM (KeepFunction: a DM is destroyed without telling us)
+PetscErrorCode KeepOriginal(DM dm, InterpolationFn fn) { return KeepFunction((PetscObject)dm, kOriginalInterpolation, fn); }
+PetscErrorCode KeptOriginal(DM dm, InterpolationFn *fn) { return KeptFunction((PetscObject)dm, kOriginalInterpolation, fn); }
 
 // DMDA builds the interpolation of a DM with several dof per node as a MAIJ around a scalar AIJ
 // (dainterp.c), and MAIJ multiplies on the host: PCMG's restriction and interpolation then copy

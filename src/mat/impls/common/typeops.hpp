@@ -117,6 +117,36 @@ struct TypeData {
 
 inline TypeData *Data(Mat A) { return static_cast<TypeData *>(A->spptr); }
 
+// A function pointer kept on a PETSc object, in a container rather than as a composed function:
+// PETSc's -checkfunctionlist, which its test harness sets, reports each composed function still
+// set when its object is destroyed, and the objects we keep functions on (factor matrices, DMs)
+// are destroyed without telling us. KeptFunction gives null where none was kept.
+template <class Fn>
+PetscErrorCode KeepFunction(PetscObject obj, const char *name, Fn fn)
+{
+  PetscContainer c;
+
+  PetscFunctionBegin;
+  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
+  PetscCall(PetscContainerSetPointer(c, reinterpret_cast<void *>(fn)));
+  PetscCall(PetscObjectCompose(obj, name, (PetscObject)c));
+  PetscCall(PetscContainerDestroy(&c));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <class Fn>
+PetscErrorCode KeptFunction(PetscObject obj, const char *name, Fn *fn)
+{
+  PetscContainer c = nullptr;
+  void          *p = nullptr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQuery(obj, name, (PetscObject *)&c));
+  if (c) PetscCall(PetscContainerGetPointer(c, &p));
+  *fn = reinterpret_cast<Fn>(p);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 using ConvertFn = PetscErrorCode (*)(Mat, MatType, MatReuse, Mat *);
 
 // Installs d on A: saves and overrides the operations, wraps MatRetrieveValues, gives A its
