@@ -85,11 +85,8 @@ PetscErrorCode ShadowOf(Mat A, Mat *S)
 {
   TypeData          *d = Data(A);
   PetscObjectState   st, nz;
-  const PetscInt    *ia, *ja;
   const PetscScalar *va;
   PetscScalar       *vs;
-  PetscInt           n;
-  PetscBool          done;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectStateGet((PetscObject)A, &st));
@@ -108,27 +105,24 @@ PetscErrorCode ShadowOf(Mat A, Mat *S)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscLogEventBegin(shadow_event, A, 0, 0, 0));
-  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure for the cuSPARSE shadow of a %s", ((PetscObject)A)->type_name);
-  PetscCall(MatSeqAIJGetArrayRead(A, &va));
   const bool made = !d->shadow;
   if (made) {
-    // A's own host arrays, shared (SeqAIJ's MatGetRowIJ hands out its arrays themselves), so that
-    // making the shadow costs no copy on the host: ksp ex56 -ne 59's GAMG spent 0.87 s in 13
-    // shadows built by preallocation and insertion, row by row. The shadow never owns or frees
-    // them; it is dropped (above) as soon as A's nonzero state moves, which is when SeqAIJ
-    // reallocates them.
-    PetscCall(SharedShadow(A, ia, ja, va, &d->shadow));
+    // A's own host arrays, shared, so that making the shadow costs no copy on the host (GAMG makes
+    // one for each operand of its products). The shadow never owns or frees them; it is dropped
+    // (above) as soon as A's nonzero state moves, which is when SeqAIJ reallocates them.
+    PetscCall(ShadowOver(A, &d->shadow));
     d->shadow_nz     = nz;
     d->shadow_shares = true;
   } else {
     // marks the host side current: aijcusparse uploads at its next use
     PetscCall(MatSeqAIJGetArrayWrite(d->shadow, &vs));
-    if (!d->shadow_shares) PetscCall(PetscArraycpy(vs, va, ia[n])); // (shared arrays hold A's values already)
+    if (!d->shadow_shares) { // (shared arrays hold A's values already)
+      PetscCall(MatSeqAIJGetArrayRead(A, &va));
+      PetscCall(PetscArraycpy(vs, va, static_cast<Mat_SeqAIJ *>(A->data)->nz));
+      PetscCall(MatSeqAIJRestoreArrayRead(A, &va));
+    }
     PetscCall(MatSeqAIJRestoreArrayWrite(d->shadow, &vs));
   }
-  PetscCall(MatSeqAIJRestoreArrayRead(A, &va));
-  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCall(UploadPinned(d->shadow, made));
   d->shadow_state = st;
   PetscCall(PetscLogEventEnd(shadow_event, A, 0, 0, 0));
@@ -168,6 +162,23 @@ PetscErrorCode SharedShadow(Mat A, const PetscInt *ia, const PetscInt *ja, const
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode ShadowOver(Mat A, Mat *S)
+{
+  const PetscInt    *ia, *ja;
+  const PetscScalar *va;
+  PetscInt           n;
+  PetscBool          done;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done)); // (SeqAIJ's own arrays)
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure for the cuSPARSE shadow of a %s", ((PetscObject)A)->type_name);
+  PetscCall(MatSeqAIJGetArrayRead(A, &va));
+  PetscCall(SharedShadow(A, ia, ja, va, S));
+  PetscCall(MatSeqAIJRestoreArrayRead(A, &va));
+  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 void BlockShadow::release()
 {
   if (shadow_) (void)MatDestroy(&shadow_);
@@ -176,13 +187,9 @@ void BlockShadow::release()
 
 PetscErrorCode BlockShadow::of(Mat block, Mat *S)
 {
-  PetscObjectId      id;
-  PetscObjectState   st, nz;
-  const PetscInt    *ia, *ja;
-  const PetscScalar *va;
-  PetscScalar       *vs;
-  PetscInt           n;
-  PetscBool          done;
+  PetscObjectId    id;
+  PetscObjectState st, nz;
+  PetscScalar     *vs;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectGetId((PetscObject)block, &id));
@@ -195,14 +202,8 @@ PetscErrorCode BlockShadow::of(Mat block, Mat *S)
   }
   PetscCall(PetscLogEventBegin(shadow_event, block, 0, 0, 0));
   const bool made = !shadow_;
-  if (made) {
-    PetscCall(MatGetRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure in the diagonal block (%s)", ((PetscObject)block)->type_name);
-    PetscCall(MatSeqAIJGetArrayRead(block, &va));
-    PetscCall(SharedShadow(block, ia, ja, va, &shadow_));
-    PetscCall(MatSeqAIJRestoreArrayRead(block, &va));
-    PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  } else { // the arrays are the block's: only aijcusparse's record of which side is newer moves
+  if (made) PetscCall(ShadowOver(block, &shadow_));
+  else { // the arrays are the block's: only aijcusparse's record of which side is newer moves
     PetscCall(MatSeqAIJGetArrayWrite(shadow_, &vs));
     PetscCall(MatSeqAIJRestoreArrayWrite(shadow_, &vs));
   }

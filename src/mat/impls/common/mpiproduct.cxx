@@ -6,7 +6,7 @@
 // on the GPU. Ours run in that same back-end:
 //
 //  - each MPI operand of ours is handed to it as its *stand-in* (MpiStandIn): an mpiaijcusparse
-//    matrix whose blocks are aijcusparse matrices over the operand's own block CSR (SharedShadow:
+//    matrix whose blocks are aijcusparse matrices over the operand's own block CSR (ShadowOver:
 //    no host copy, one upload) and whose off-diagonal column map is the operand's;
 //  - the back-end's result (an mpiaijcusparse matrix) stays with the product, and C, of our type,
 //    takes the pattern of its blocks at the symbolic phase (their host arrays, shared, as the Seq
@@ -45,24 +45,6 @@ void MpiStandIn::release()
   state_ = nz_ = -1;
 }
 
-// An aijcusparse matrix over one block's host CSR, which it never owns (SharedShadow)
-static PetscErrorCode BlockStandIn(Mat block, Mat *S)
-{
-  const PetscInt    *ia, *ja;
-  const PetscScalar *va;
-  PetscInt           n;
-  PetscBool          done;
-
-  PetscFunctionBegin;
-  PetscCall(MatGetRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure in a block (%s)", ((PetscObject)block)->type_name);
-  PetscCall(MatSeqAIJGetArrayRead(block, &va));
-  PetscCall(SharedShadow(block, ia, ja, va, S));
-  PetscCall(MatSeqAIJRestoreArrayRead(block, &va));
-  PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode MpiStandIn::of(Mat A, Mat *S)
 {
   PetscObjectState st, nz;
@@ -81,8 +63,8 @@ PetscErrorCode MpiStandIn::of(Mat A, Mat *S)
     PetscInt       *g, nghost;
 
     PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-    PetscCall(BlockStandIn(Ad, &sd));
-    PetscCall(BlockStandIn(Ao, &so));
+    PetscCall(ShadowOver(Ad, &sd));
+    PetscCall(ShadowOver(Ao, &so));
     PetscCall(MatGetLocalSize(Ao, nullptr, &nghost));
     PetscCall(PetscMalloc1(nghost > 0 ? nghost : 1, &g)); // (never null: null asks for global column indices)
     if (nghost > 0) PetscCall(PetscArraycpy(g, garray, nghost));

@@ -268,6 +268,8 @@ PetscErrorCode ShadowOf(Mat A, Mat *S);
 // A new aijcusparse matrix on A's own host CSR (ia, ja from MatGetRowIJ, va A's values), which it
 // never owns or frees: the shadow as ShadowOf and COO preallocation (coo.cxx) make it
 PetscErrorCode SharedShadow(Mat A, const PetscInt *ia, const PetscInt *ja, const PetscScalar *va, Mat *S);
+// The same over a SeqAIJ (or SeqAIJ-derived) matrix's own CSR arrays and values
+PetscErrorCode ShadowOver(Mat A, Mat *S);
 // Where A (a GPU Seq matrix) has a shadow: its CSR on the GPU, current with A (made so as ShadowOf
 // does, aijcusparse uploading what changed), so that A's format copy is built from it without an
 // upload of its own; *have false where A has no shadow or cuSPARSE's indices are not PetscInt. The
