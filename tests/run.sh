@@ -494,6 +494,12 @@ if ! skipped tutorials && ! skipped solvers; then
   ex45 bjacobi-ilu 4 $G21 -pc_type bjacobi
   ex45 bjacobi-3-blocks-per-rank-icc 4 $G21 -pc_type bjacobi -pc_bjacobi_blocks 12 -sub_pc_type icc
   ex45 asm-overlap-2-lu 4 $G21 -pc_type asm -pc_asm_overlap 2 -sub_pc_type lu
+  # the other sub-solvers users pick, and PETSc's own LU named (*cuda types: host factors of the
+  # aijcusparse blocks the sub-solvers get, as for mpiaijcusparse)
+  ex45 bjacobi-2-blocks-per-rank-sor 2 $G21 -pc_type bjacobi -pc_bjacobi_blocks 4 -sub_pc_type sor
+  ex45 bjacobi-jacobi 2 $G21 -pc_type bjacobi -sub_pc_type jacobi
+  ex45 bjacobi-lu-petsc 2 $G21 -pc_type bjacobi -sub_pc_type lu -sub_pc_factor_mat_solver_type petsc
+  ex45 asm-ilu1 2 $G21 -pc_type asm -sub_pc_type ilu -sub_pc_factor_levels 1
   # (classical GAMG on ex45 with 2 ranks never returns from the coarsening in PETSc 3.18.5, AIJ
   # and without this library alike; 2D ex2 covers classical GAMG on 2 ranks)
   ex45 cg-gamg-classical 1 $G21 -ksp_type cg -pc_type gamg -pc_gamg_type classical
