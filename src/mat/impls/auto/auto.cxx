@@ -3,7 +3,6 @@
 // model.hpp, optionally confirmed by timing the two best candidates (-mat_autocuda_trial). It says
 // what it picked and why in -mat_view ::ascii_info.
 #include "../common/glue.hpp"
-#include "../sellp/core.hpp"
 #if GPUMATS_HAVE_CUDA
   #include "device.hpp"
 #endif
