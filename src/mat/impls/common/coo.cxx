@@ -338,7 +338,7 @@ PetscErrorCode InstallCOO(Mat A, bool mpi)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode UninstallCOO(Mat A, bool mpi)
+PetscErrorCode UninstallCOO(Mat A, bool mpi, bool destroying)
 {
   TypeData *d = Data(A);
 
@@ -350,8 +350,9 @@ PetscErrorCode UninstallCOO(Mat A, bool mpi)
     SetArrayHooks(A, false);
   }
 #endif
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", reinterpret_cast<PreallocFn>(d->coo_saved[0])));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", reinterpret_cast<SetValuesFn>(d->coo_saved[1])));
+  // (destroying: ours removed, AIJ's not put back, see UninstallType)
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", destroying ? nullptr : reinterpret_cast<PreallocFn>(d->coo_saved[0])));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", destroying ? nullptr : reinterpret_cast<SetValuesFn>(d->coo_saved[1])));
   d->coo_saved[0] = d->coo_saved[1] = nullptr;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -410,7 +410,7 @@ PetscErrorCode Destroy(Mat A)
   auto destroy = reinterpret_cast<PetscErrorCode (*)(Mat)>(Mpi(A)->saved[kDestroy]);
 
   PetscFunctionBegin;
-  PetscCall(MpiKind::ToAIJ(A));
+  PetscCall(MpiKind::ToAIJ(A, true));
   PetscCall(destroy(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -641,15 +641,15 @@ PetscErrorCode MpiKind::RegisterEvents()
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MpiKind::ToAIJ(Mat A)
+PetscErrorCode MpiKind::ToAIJ(Mat A, bool destroying)
 {
   MpiData *d = Mpi(A);
 
   PetscFunctionBegin;
   PetscCall(VecScatterDestroy(&d->scatter));
   PetscCall(VecDestroy(&d->ghosts));
-  PetscCall(UninstallCOO(A, true));
-  PetscCall(UninstallType(A, prefix, base));
+  PetscCall(UninstallCOO(A, true, destroying));
+  PetscCall(UninstallType(A, prefix, base, destroying));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

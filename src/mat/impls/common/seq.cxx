@@ -187,7 +187,7 @@ PetscErrorCode Destroy(Mat A)
 
   PetscFunctionBegin;
   Seq(A)->host_stale = false;   // going: no download of values nobody will read
-  PetscCall(SeqKind::ToAIJ(A)); // frees the format copy (and its GPU memory) and restores AIJ's operations
+  PetscCall(SeqKind::ToAIJ(A, true)); // frees the format copy (and its GPU memory) and restores AIJ's operations
   PetscCall(destroy(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -279,11 +279,11 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SeqKind::ToAIJ(Mat A)
+PetscErrorCode SeqKind::ToAIJ(Mat A, bool destroying)
 {
   PetscFunctionBegin;
-  PetscCall(UninstallCOO(A, false)); // (first: brings the host values up to date)
-  PetscCall(UninstallType(A, prefix, base));
+  PetscCall(UninstallCOO(A, false, destroying)); // (first: brings the host values up to date)
+  PetscCall(UninstallType(A, prefix, base, destroying));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

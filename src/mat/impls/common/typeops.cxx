@@ -250,13 +250,13 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base)
+PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base, bool destroying)
 {
   TypeData *d = Data(A);
 
   PetscFunctionBegin;
   for (int i = 0; i < kNumOps; ++i) PetscCall(MatSetOperation(A, kOverridden[i], d->saved[i]));
-  if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", d->retrieve));
+  if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", destroying ? nullptr : d->retrieve));
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, nullptr, nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, kUpdateCounts, (PetscErrorCode(*)(Mat, PetscInt64 *, PetscInt64 *))nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, kAnyType, (PetscErrorCode(*)(Mat))nullptr));

@@ -153,8 +153,13 @@ using ConvertFn = PetscErrorCode (*)(Mat, MatType, MatReuse, Mat *);
 // concrete type name, composes the converters into this type (`into`) and out of it (`back`) and
 // MatGpuMatsGetUpdateCounts' query, selects CUDA vectors for device types.
 PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ours[kNumOps], ConvertFn into, ConvertFn back);
-// Undoes InstallType: A is a plain AIJ again and d is deleted.
-PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base);
+// Undoes InstallType: A is a plain AIJ again and d is deleted. With `destroying` (from A's destroy)
+// AIJ's own composed functions are not put back, only ours removed: PETSc's MatHeaderMerge (in-place
+// MatTranspose, which GAMG's MIS-k coarsening calls, MatAXPY with a new pattern) takes A's function
+// list away before it calls the destroy and overwrites A after it, so a function composed then
+// makes a new list that nothing frees (PETSc 3.25: a 16-byte block per matrix at -malloc_dump);
+// AIJ's destroy removes those functions anyway.
+PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base, bool destroying = false);
 
 // MatResidual(A, b, x, r) checks nothing itself (AIJ's fallback, MatMult, would): b and r must have
 // A's rows, x its columns, and x differ from r.
@@ -256,7 +261,7 @@ OpFn           CusparseProductSetFromOptions();
 // host values up to date): device values for the GPU types with a CUDA PETSc; for every MPI type,
 // the preallocation keeps its blocks plain SeqAIJ.
 PetscErrorCode InstallCOO(Mat A, bool mpi);
-PetscErrorCode UninstallCOO(Mat A, bool mpi);
+PetscErrorCode UninstallCOO(Mat A, bool mpi, bool destroying = false); // (destroying: see UninstallType)
 // Brings the host CSR values of a Seq GPU matrix up to date where its newest values are on the GPU
 // only (after MatSetValuesCOO with device values); otherwise nothing.
 PetscErrorCode SyncHostValues(Mat A);
