@@ -208,6 +208,49 @@ static PetscErrorCode CheckType_(Mat A, const char *mname, const char *type, Typ
     PetscCall(CheckProduct(A, G, name));
     PetscCall(MatDestroy(&G));
   }
+  /* into the types AIJ has converters of its own for, asked for by their plain names as PETSc's
+     callers do (PCASM's -sub_mat_type dense, GDSW's MATIS): AIJ's converter runs on ours, so the
+     result is what it makes of AIJ (the same type and block sizes), in every reuse mode */
+  {
+    const MatType into[] = {MATDENSE, MATBAIJ, MATIS};
+    for (size_t k = 0; k < sizeof(into) / sizeof(into[0]); k++) {
+      Mat       Gref, G, H;
+      MatType   gt, rt;
+      PetscInt  rbs, cbs, rbs_ref, cbs_ref;
+      PetscBool same, norows;
+      /* PETSc 3.18's MatConvert of an AIJ into MATIS ends the process of a rank without rows */
+      PetscCall(PetscStrcmp(mname, "rank-without-rows", &norows));
+      if (norows && !strcmp(into[k], MATIS)) continue;
+      PetscCall(MatConvert(A, into[k], MAT_INITIAL_MATRIX, &Gref));
+      PetscCall(MatConvert(B, into[k], MAT_INITIAL_MATRIX, &G));
+      PetscCall(MatGetType(G, &gt));
+      PetscCall(MatGetType(Gref, &rt));
+      PetscCall(PetscStrcmp(gt, rt, &same));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "convert-to-%s-type/%s/%s", into[k], type, mname));
+      PetscCall(Check(PetscObjectComm((PetscObject)A), same, name, gt));
+      PetscCall(MatGetBlockSizes(G, &rbs, &cbs));
+      PetscCall(MatGetBlockSizes(Gref, &rbs_ref, &cbs_ref));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "convert-to-%s-block-sizes/%s/%s", into[k], type, mname));
+      PetscCall(Check(PetscObjectComm((PetscObject)A), rbs == rbs_ref && cbs == cbs_ref ? PETSC_TRUE : PETSC_FALSE, name, "not the block sizes of AIJ's conversion"));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "convert-to-%s-product/%s/%s", into[k], type, mname));
+      PetscCall(CheckProduct(A, G, name));
+      PetscCall(MatConvert(E, into[k], MAT_REUSE_MATRIX, &G)); /* E: A2's values */
+      PetscCall(PetscSNPrintf(name, sizeof(name), "convert-to-%s-reuse-product/%s/%s", into[k], type, mname));
+      PetscCall(CheckProduct(A2, G, name));
+      PetscCall(MatDuplicate(B, MAT_COPY_VALUES, &H));
+      PetscCall(MatConvert(H, into[k], MAT_INPLACE_MATRIX, &H));
+      PetscCall(MatGetType(H, &gt));
+      PetscCall(PetscStrcmp(gt, rt, &same));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "convert-to-%s-inplace-type/%s/%s", into[k], type, mname));
+      PetscCall(Check(PetscObjectComm((PetscObject)A), same, name, gt));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "convert-to-%s-inplace-product/%s/%s", into[k], type, mname));
+      PetscCall(CheckProduct(A, H, name));
+      PetscCall(MatDestroy(&G));
+      PetscCall(MatDestroy(&Gref));
+      PetscCall(MatDestroy(&H));
+    }
+  }
+
   PetscCall(MatDestroy(&A2));
   PetscCall(MatDestroy(&B));
   PetscCall(MatDestroy(&C));

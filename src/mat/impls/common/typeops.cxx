@@ -1,5 +1,5 @@
 // Type installation and conversion plumbing shared by the Seq and MPI types (typeops.hpp).
-#include "typeops.hpp"
+#include "kinds.hpp"
 
 #include <petscdm.h>
 #include <petsc/private/dmimpl.h>
@@ -203,6 +203,64 @@ std::vector<std::string> convert_sources(const char *prefix)
 // The types a conversion out of ours may go to directly: AIJ and PETSc's CUDA subclass of it.
 std::vector<std::string> convert_targets(const char *prefix) { return {std::string(prefix) + "aij", std::string(prefix) + "aijcusparse"}; }
 
+// MatConvert into a type that AIJ has a converter of its own for (MATIS, BAIJ, SBAIJ, dense, ...).
+// MatConvert looks on A for MatConvert_<A's type>_<"seq", "mpi", "" in turn><requested name>_C, and
+// AIJ composes its converters under its own type name (MatConvert_seqaij_is_C), which ours never
+// match: our types fell to PETSc's generic row-by-row conversion, which does not set a MATIS up (ksp
+// ex56 and ex71, snes ex17 and ex56 with -pc_mg_adapt_interp_coarse_space gdsw crashed in it).
+// ComposeConverters composes this under our name for each of AIJ's targets; it resolves the
+// requested name as MatConvert would for AIJ (a request for "dense" is AIJ's seqdense converter)
+// and runs AIJ's converter on the SeqAIJ/MPIAIJ our type is. In place, or where AIJ has no
+// converter for the name, A is handed to MatConvert as a plain AIJ (a copy, unless in place).
+PetscErrorCode ConvertAsAIJ(Mat A, MatType newtype, MatReuse reuse, Mat *B)
+{
+  const bool        seq = std::string(((PetscObject)A)->type_name).compare(0, 3, "seq") == 0;
+  const std::string aij = seq ? MATSEQAIJ : MATMPIAIJ;
+  ConvertFn         f   = nullptr;
+
+  PetscFunctionBegin;
+  for (const char *p : {"seq", "mpi", ""})
+    if (!f) PetscCall(PetscObjectQueryFunction((PetscObject)A, convert_name(aij, p + std::string(newtype)).c_str(), &f));
+  if (reuse == MAT_INPLACE_MATRIX) {
+    if (seq) PetscCall(StripToAIJ<SeqKind>(A));
+    else PetscCall(StripToAIJ<MpiKind>(A));
+    PetscCall(MatConvert(A, newtype, MAT_INPLACE_MATRIX, B));
+  } else if (f) {
+    PetscCall(PetscInfo(A, "MatConvert of %s into %s by AIJ's converter\n", ((PetscObject)A)->type_name, newtype));
+    if (seq) PetscCall(SyncHostValues(A)); // AIJ's converter reads the host CSR
+    PetscCall(f(A, newtype, reuse, B));
+  } else {
+    Mat C;
+    PetscCall(MatConvert(A, aij.c_str(), MAT_INITIAL_MATRIX, &C));
+    PetscCall(MatConvert(C, newtype, reuse, B));
+    PetscCall(MatDestroy(&C));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// The targets of AIJ's converters composed on A outside AIJ's own family (ConvertAsAIJ): the <X> of
+// its MatConvert_<prefix>aij_<X>_C other than AIJ, its subclasses (aijcusparse, ...) and our types.
+PetscErrorCode AIJConvertTargets(Mat A, const char *prefix, std::vector<std::string> *targets)
+{
+  const std::string lead  = "MatConvert_" + std::string(prefix) + "aij_";
+  const char      **names = nullptr;
+  int               n     = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListGet(((PetscObject)A)->qlist, &names, &n));
+  for (int i = 0; i < n; ++i) {
+    if (!names[i]) continue; // (PETSc 3.18 lists removed entries as null names)
+    const std::string s(names[i]);
+    if (s.compare(0, lead.size(), lead) != 0 || s.size() < lead.size() + 3 || s.compare(s.size() - 2, 2, "_C") != 0) continue;
+    const std::string dst = s.substr(lead.size(), s.size() - lead.size() - 2);
+    bool              device;
+    if (dst.compare(0, 3, "aij") == 0 || dst.compare(0, 6, "seqaij") == 0 || dst.compare(0, 6, "mpiaij") == 0 || find_type(dst.c_str(), &device)) continue;
+    targets->push_back(dst);
+  }
+  PetscCall(PetscFree(names));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 // Composes (fn non-null) or removes (fn null) the converters of A's type.
 PetscErrorCode ComposeConverters(Mat A, const char *prefix, const FormatInfo &f, bool device, ConvertFn into, ConvertFn back)
 {
@@ -213,6 +271,8 @@ PetscErrorCode ComposeConverters(Mat A, const char *prefix, const FormatInfo &f,
     if (src != name)
       for (const std::string &n : into_names(src, prefix, f, device)) PetscCall(PetscObjectComposeFunction((PetscObject)A, n.c_str(), into));
   for (const std::string &dst : convert_targets(prefix)) PetscCall(PetscObjectComposeFunction((PetscObject)A, convert_name(name, dst).c_str(), back));
+  PetscCall(AIJConvertTargets(A, prefix, &others));
+  for (const std::string &dst : others) PetscCall(PetscObjectComposeFunction((PetscObject)A, convert_name(name, dst).c_str(), back ? ConvertAsAIJ : nullptr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
