@@ -264,7 +264,8 @@ PetscErrorCode AIJConvertTargets(Mat A, const char *prefix, std::vector<std::str
 // Composes (fn non-null) or removes (fn null) the converters of A's type.
 PetscErrorCode ComposeConverters(Mat A, const char *prefix, const FormatInfo &f, bool device, ConvertFn into, ConvertFn back)
 {
-  const std::string name = concrete_name(f, prefix, device);
+  const std::string        name = concrete_name(f, prefix, device);
+  std::vector<std::string> others;
 
   PetscFunctionBegin;
   for (const std::string &src : convert_sources(prefix))
