@@ -364,11 +364,16 @@ PetscErrorCode CreateInterpolationInType(DM dmc, DM dmf, Mat *P, Vec *scale)
   // A level below -dm_bind_below has its interpolation bound to the CPU by DMCreateInterpolationScale
   // (the MAIJ, before this expansion, which makes a new matrix): the expanded one is bound in its place
   PetscBool propagates, bound;
+  PetscInt  rbs, cbs;
   PetscCall(MatGetBindingPropagates(*P, &propagates));
   PetscCall(MatBoundToCPU(*P, &bound));
+  PetscCall(MatGetBlockSizes(*P, &rbs, &cbs));
   PetscCall(PetscInfo(*P, "MAIJ interpolation expanded into %s\n", dmtype));
   PetscCall(MatConvert(*P, seq ? MATSEQAIJ : MATMPIAIJ, MAT_INPLACE_MATRIX, P));
   PetscCall(MatConvert(*P, dmtype, MAT_INPLACE_MATRIX, P));
+  // the MAIJ's block sizes (its dof), which MatConvert_MPIMAIJ_MPIAIJ drops: Galerkin coarse
+  // operators (MatPtAP) take theirs from P's (snes ex40f90: bs 2 on every level with aij)
+  PetscCall(MatSetBlockSizes(*P, rbs, cbs));
   if (propagates) {
     PetscCall(MatSetBindingPropagates(*P, PETSC_TRUE));
     PetscCall(MatBindToCPU(*P, bound));
