@@ -91,6 +91,8 @@ PetscErrorCode BuildInAssembly(Mat A, PetscErrorCode (*build)(Mat, bool))
   SETERRQ(PETSC_COMM_SELF, err, "%s", msg ? msg : "building the format copy failed");
 }
 
+bool StructureOnly(Mat block) { return block->structure_only; }
+
 PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscBool *build)
 {
   PetscBool   zero = Data(A)->host_stale ? PETSC_FALSE : PETSC_TRUE;
@@ -104,8 +106,9 @@ PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscB
     PetscBool          done;
     PetscCall(MatGetRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ did not return the CSR of a SeqAIJ block");
-    const PetscInt nnz = m ? ia[m] - ia[0] : 0;
+    PetscInt nnz = m ? ia[m] - ia[0] : 0;
     PetscCall(MatSeqAIJGetArrayRead(blocks[b], &aa));
+    if (StructureOnly(blocks[b])) nnz = 0; // (no values: nothing to build a copy from yet)
     // 1024 evenly spaced values and the last: O(1), and a real matrix's first sample is nonzero
     const PetscInt step = nnz > 1024 ? nnz / 1024 : 1;
     for (PetscInt k = 0; k < nnz && zero; k += step) zero = PetscAbsScalar(aa[k]) == 0 ? PETSC_TRUE : PETSC_FALSE;
@@ -358,7 +361,10 @@ PetscErrorCode CreateInterpolationInType(DM dmc, DM dmf, Mat *P, Vec *scale)
   PetscCall(original(dmc, dmf, P, scale));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)*P, &maij, MATSEQMAIJ, MATMPIMAIJ, ""));
   PetscCall(DMGetMatType(dmc, &dmtype));
-  if (!maij || !dmtype) PetscFunctionReturn(PETSC_SUCCESS);
+  bool device;
+  // (the wrapper follows the DM's coarsened and refined copies, which an application may give
+  // another matrix type: snes ex48 sets its refined levels to SBAIJ, whose MAIJ stays as with aij)
+  if (!maij || !dmtype || !find_type(dmtype, &device)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscBool seq;
   PetscCall(PetscObjectTypeCompare((PetscObject)*P, MATSEQMAIJ, &seq));
   // A level below -dm_bind_below has its interpolation bound to the CPU by DMCreateInterpolationScale
