@@ -91,8 +91,6 @@ PetscErrorCode BuildInAssembly(Mat A, PetscErrorCode (*build)(Mat, bool))
   SETERRQ(PETSC_COMM_SELF, err, "%s", msg ? msg : "building the format copy failed");
 }
 
-bool StructureOnly(Mat block) { return block->structure_only; }
-
 PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscBool *build)
 {
   PetscBool   zero = Data(A)->host_stale ? PETSC_FALSE : PETSC_TRUE;
@@ -106,9 +104,8 @@ PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscB
     PetscBool          done;
     PetscCall(MatGetRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ did not return the CSR of a SeqAIJ block");
-    PetscInt nnz = m ? ia[m] - ia[0] : 0;
+    const PetscInt nnz = m ? ia[m] - ia[0] : 0;
     PetscCall(MatSeqAIJGetArrayRead(blocks[b], &aa));
-    if (StructureOnly(blocks[b])) nnz = 0; // (no values: nothing to build a copy from yet)
     // 1024 evenly spaced values and the last: O(1), and a real matrix's first sample is nonzero
     const PetscInt step = nnz > 1024 ? nnz / 1024 : 1;
     for (PetscInt k = 0; k < nnz && zero; k += step) zero = PetscAbsScalar(aa[k]) == 0 ? PETSC_TRUE : PETSC_FALSE;
