@@ -172,6 +172,8 @@ if ! skipped petsc; then
       in_bg $np run_checks "$prog np=$np" "${MPIEXEC[@]}" -n $np "$BIN/$prog" -types "$TYPES_CSV" -ref "$REF" -dir "$(jobdir)"
     done
   done
+  # in-place factorizations and matrices without values (SeqAIJ's, so one rank)
+  in_bg 1 run_checks "test_inplace np=1" "${MPIEXEC[@]}" -n 1 "$BIN/test_inplace" -types "$TYPES_CSV"
   with_option() { # "rank counts" "options": test_mult, test_update and test_ksp with the options
     local np prog
     for np in $1; do

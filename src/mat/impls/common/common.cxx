@@ -792,6 +792,9 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   }
   aa = nullptr;
   if (read_values) PetscCall(MatSeqAIJGetArrayRead(block, &aa));
+  PetscCheck(!read_values || aa || ia[m] == ia[0], PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE,
+             "%s: the matrix holds a nonzero pattern without values (MAT_STRUCTURE_ONLY), of which no format copy can be made; set its values, or multiply it as MATAIJ",
+             f.title);
   const CsrIn A{m, n, ia, ja, aa};
   PetscCall(PatternOf(block, m, n, ia, ja, block_size, diagonal, &now));
   if (transposed) full = "a transposed copy";

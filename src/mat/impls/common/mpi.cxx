@@ -621,7 +621,13 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<MpiKind>, ConvertBack<MpiKind>));
   PetscCall(InstallCOO(A, true)); // plain blocks after COO preallocation; device values (coo.cxx)
   PetscCall(ReadExchangeOptions(A));
+  bool structure_only = false;
   if (A->assembled) {
+    Mat Ad;
+    PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, nullptr, nullptr));
+    PetscCall(StructureOnly(Ad, &structure_only));
+  }
+  if (A->assembled && !structure_only) {
     // (inside MatConvert, which increases A's state once when this returns: tolerated once, as
     // after MatAssemblyEnd, so that the first product does not build the copy again)
     PetscErrorCode err = Build(A, true);

@@ -181,6 +181,24 @@ PetscErrorCode GetDiagonal(Mat A, Vec v)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// In-place factorizations (MatLUFactor, MatILUFactor): SeqAIJ's put the factor's data in place of
+// the matrix's but keep the matrix's operations (MatHeaderMerge), which would leave ours with none
+// of their data behind them (the next MatDestroy crashed: PETSc's mat ex15, ex68, ex129). A
+// factored matrix is no longer ours to multiply: it becomes the plain SeqAIJ it is underneath
+// first, and SeqAIJ's code factors it. (SeqAIJ has no in-place Cholesky.)
+template <OpIndex op>
+PetscErrorCode InPlaceFactor(Mat A, IS row, IS col, const MatFactorInfo *info)
+{
+  using Fn = PetscErrorCode (*)(Mat, IS, IS, const MatFactorInfo *);
+  Fn aij   = reinterpret_cast<Fn>(Seq(A)->saved[op]);
+
+  PetscFunctionBegin;
+  PetscCheck(aij, PETSC_COMM_SELF, PETSC_ERR_SUP, "%s: no in-place factorization of this kind (SeqAIJ has none)", ((PetscObject)A)->type_name);
+  PetscCall(MatConvert(A, MATSEQAIJ, MAT_INPLACE_MATRIX, &A));
+  PetscCall(aij(A, row, col, info));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode Destroy(Mat A)
 {
   auto destroy = reinterpret_cast<PetscErrorCode (*)(Mat)>(Seq(A)->saved[kDestroy]);
@@ -258,7 +276,8 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
                               (OpFn)SetFromOptions, device ? BindAwareProductSetFromOptions() : nullptr, (OpFn)GetDiagonal, (OpFn)SeqAXPY,
                               device ? DeviceScaleOp() : nullptr, device ? DeviceDiagonalScaleOp() : nullptr, (OpFn)Residual,
-                              (OpFn)BindToCPU,      nullptr, nullptr};
+                              (OpFn)BindToCPU,      nullptr, nullptr,
+                              (OpFn)InPlaceFactor<kLUFactor>, (OpFn)InPlaceFactor<kILUFactor>};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));
@@ -269,7 +288,9 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   d->op     = f.make();
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<SeqKind>, ConvertBack<SeqKind>));
   PetscCall(InstallCOO(A, false)); // device values for the GPU types (coo.cxx)
-  if (A->assembled) {
+  bool structure_only = false;
+  if (A->assembled) PetscCall(StructureOnly(A, &structure_only));
+  if (A->assembled && !structure_only) {
     // (inside MatConvert, which increases A's state once when this returns: tolerated once, as
     // after MatAssemblyEnd, so that the first product does not build the copy again)
     PetscErrorCode err = Build(A, true);

@@ -91,6 +91,21 @@ PetscErrorCode BuildInAssembly(Mat A, PetscErrorCode (*build)(Mat, bool))
   SETERRQ(PETSC_COMM_SELF, err, "%s", msg ? msg : "building the format copy failed");
 }
 
+// (by the values SeqAIJ hands out, not its structure_only flag, which PETSc's own products leave
+// set on matrices whose values they then fill)
+PetscErrorCode StructureOnly(Mat block, bool *only)
+{
+  const PetscScalar *aa;
+  MatInfo            info;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetInfo(block, MAT_LOCAL, &info));
+  PetscCall(MatSeqAIJGetArrayRead(block, &aa));
+  *only = info.nz_used > 0 && !aa;
+  PetscCall(MatSeqAIJRestoreArrayRead(block, &aa));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscBool *build)
 {
   PetscBool   zero = Data(A)->host_stale ? PETSC_FALSE : PETSC_TRUE;
@@ -104,8 +119,9 @@ PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscB
     PetscBool          done;
     PetscCall(MatGetRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ did not return the CSR of a SeqAIJ block");
-    const PetscInt nnz = m ? ia[m] - ia[0] : 0;
+    PetscInt nnz = m ? ia[m] - ia[0] : 0;
     PetscCall(MatSeqAIJGetArrayRead(blocks[b], &aa));
+    if (nnz && !aa) nnz = 0; // (MAT_STRUCTURE_ONLY: no values, nothing to build a copy from yet)
     // 1024 evenly spaced values and the last: O(1), and a real matrix's first sample is nonzero
     const PetscInt step = nnz > 1024 ? nnz / 1024 : 1;
     for (PetscInt k = 0; k < nnz && zero; k += step) zero = PetscAbsScalar(aa[k]) == 0 ? PETSC_TRUE : PETSC_FALSE;

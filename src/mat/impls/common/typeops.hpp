@@ -33,13 +33,16 @@ enum OpIndex {
   kBindToCPU,
   kCreateSubMatrices,
   kGetDiagonalBlock,
+  kLUFactor, // in place (MatLUFactor), as the one below
+  kILUFactor,
   kNumOps
 };
 constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD,         MATOP_MULT_TRANSPOSE,        MATOP_MULT_TRANSPOSE_ADD,
                                                MATOP_ASSEMBLY_END, MATOP_DESTROY,          MATOP_DUPLICATE,             MATOP_VIEW,
                                                MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS, MATOP_GET_DIAGONAL, MATOP_AXPY,
                                                MATOP_SCALE,        MATOP_DIAGONAL_SCALE,   MATOP_RESIDUAL,
-                                               MATOP_BIND_TO_CPU,  MATOP_CREATE_SUBMATRICES, MATOP_GET_DIAGONAL_BLOCK};
+                                               MATOP_BIND_TO_CPU,  MATOP_CREATE_SUBMATRICES, MATOP_GET_DIAGONAL_BLOCK,
+                                               MATOP_LUFACTOR,     MATOP_ILUFACTOR};
 
 // A format copy of a SeqAIJ block, or of its transpose, kept while the block keeps the (id, state)
 // it was built from: the MPI types' diagonal and off-diagonal blocks and every transposed copy.
@@ -244,6 +247,9 @@ PetscErrorCode BuildInAssembly(Mat A, PetscErrorCode (*build)(Mat, bool));
 // Blocks whose newest values are on the GPU (host_stale) are built as before. MPI types decide
 // together (the build is collective): all ranks' blocks must look zero.
 PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscBool *build);
+// Whether a SeqAIJ block was assembled with MAT_STRUCTURE_ONLY: a pattern without values, of which
+// no format copy can be built (the first product then says so); conversions into our types keep it
+PetscErrorCode StructureOnly(Mat block, bool *only);
 
 // DMDA builds its interpolation matrices in the DM's matrix type only when that name starts with
 // aij, seqaij or mpiaij (dainterp.c), and as plain host AIJ otherwise, which would put every level
