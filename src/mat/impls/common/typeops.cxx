@@ -293,6 +293,24 @@ PetscErrorCode ComposeConverters(Mat A, const char *prefix, const FormatInfo &f,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// GAMG's graph of A (MatCreateGraph), a plain AIJ, not ours: AIJ's builds it by MatDuplicate of A,
+// which keeps our type, and PETSc 3.18's HEM coarsening tests the graph for exactly MATMPIAIJ and
+// reads any other as a SeqAIJ (ksp ex54f_hem on 4 ranks crashed). The graph is only read by the
+// coarsening and aggregation, so a format copy of it would be built for nothing anyway. Host types
+// only: the GPU types run on PETSc 3.25, whose HEM has no such test, and were not measured without.
+PetscErrorCode CreateGraphAsAIJ(Mat A, PetscBool symmetrize, PetscBool scale, PetscReal filter, Mat *G)
+{
+  bool device;
+
+  PetscFunctionBegin;
+  PetscCall(Data(A)->creategraph(A, symmetrize, scale, filter, G));
+  if (find_type(((PetscObject)*G)->type_name, &device)) {
+    const bool seq = std::string(((PetscObject)*G)->type_name).compare(0, 3, "seq") == 0;
+    PetscCall(MatConvert(*G, seq ? MATSEQAIJ : MATMPIAIJ, MAT_INPLACE_MATRIX, G));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 } // namespace
 
 PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ours[kNumOps], ConvertFn into, ConvertFn back)
@@ -307,6 +325,8 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   }
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatRetrieveValues_C", &d->retrieve));
   if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", RetrieveValues));
+  d->creategraph = A->ops->creategraph;
+  if (d->creategraph && !d->device) A->ops->creategraph = CreateGraphAsAIJ; // (the GPU types, on PETSc 3.25: unchanged)
   A->spptr = d;
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, name.c_str()));
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, into, back));
@@ -333,6 +353,7 @@ PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base, bool d
 
   PetscFunctionBegin;
   for (int i = 0; i < kNumOps; ++i) PetscCall(MatSetOperation(A, kOverridden[i], d->saved[i]));
+  if (d->creategraph) A->ops->creategraph = d->creategraph;
   if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", destroying ? nullptr : d->retrieve));
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, nullptr, nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, kUpdateCounts, (PetscErrorCode(*)(Mat, PetscInt64 *, PetscInt64 *))nullptr));
