@@ -94,6 +94,20 @@ static PetscErrorCode CheckType(Mat P, const char *optype, const char *type, con
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* block sizes dof by dof, as with aij: DMDA's MAIJ interpolation has them, and Galerkin coarse
+   operators take theirs from it (snes ex40f90) */
+static PetscErrorCode CheckBlockSizes(Mat M, PetscInt dof, const char *name)
+{
+  PetscInt rbs, cbs;
+  char     why[128];
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetBlockSizes(M, &rbs, &cbs));
+  PetscCall(PetscSNPrintf(why, sizeof(why), "block sizes %" PetscInt_FMT " x %" PetscInt_FMT ", not %" PetscInt_FMT, rbs, cbs, dof));
+  PetscCall(Check(PetscObjectComm((PetscObject)M), rbs == dof && cbs == dof ? PETSC_TRUE : PETSC_FALSE, name, why));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode RunType(const char *type, PetscInt levels, PetscBool galerkin, PetscInt dof)
 {
   DM        da;
@@ -136,10 +150,14 @@ static PetscErrorCode RunType(const char *type, PetscInt levels, PetscBool galer
     PetscCall(KSPGetOperators(smoother, &Al, NULL));
     PetscCall(PetscSNPrintf(name, sizeof(name), "mg-%soperator-level-%" PetscInt_FMT "/%s", galerkin ? "galerkin-" : "", l, type));
     PetscCall(CheckType(Al, optype, type, name));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "mg-%soperator-block-size-level-%" PetscInt_FMT "/%s", galerkin ? "galerkin-" : "", l, type));
+    PetscCall(CheckBlockSizes(Al, dof, name));
     if (!l) continue;
     PetscCall(PCMGGetInterpolation(pc, l, &P));
     PetscCall(PetscSNPrintf(name, sizeof(name), "mg-%sinterpolation-level-%" PetscInt_FMT "/%s", galerkin ? "galerkin-" : "", l, type));
     PetscCall(CheckType(P, optype, type, name));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "mg-%sinterpolation-block-size-level-%" PetscInt_FMT "/%s", galerkin ? "galerkin-" : "", l, type));
+    PetscCall(CheckBlockSizes(P, dof, name));
   }
   PetscCall(KSPDestroy(&ksp));
   PetscCall(MatDestroy(&A));
