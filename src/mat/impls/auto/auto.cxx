@@ -112,9 +112,9 @@ double predict_us(const Candidate &k, bool banded)
 
 // The value dictionary is weighed for blocks of this many nonzeros or more. It saves at most the
 // value bytes less the codes' (6-7 bytes per stored entry) per product: below a million nonzeros
-// that is under 1.5 us at the H200's bandwidth, inside a kernel launch's own cost, while weighing
-// it (counting the distinct values, the stored entries of the sorted layout) took autocuda's SELL-P
-// candidate 0.5-5.9 ms per block on snes ex19's interpolations (148k-591k nonzeros, few values).
+// that is about a microsecond at an H200's bandwidth, inside a kernel launch's own cost, while
+// weighing it (counting the distinct values, the stored entries of the sorted layout) costs
+// milliseconds per block, as on snes ex19's interpolations.
 constexpr std::int64_t kDictionaryMinNonzeros = std::int64_t(1) << 20;
 
 class AutoOperator final : public FormatOperator {

@@ -72,8 +72,8 @@ struct BellpackTraits {
   // Block size: the user's, else the matrix's (MatSetBlockSize, DMDA dof), else the one whose
   // estimated bytes per nonzero, fill * (value + index / (r*c)), are fewest, with the fill
   // estimated on about 1% of the block rows (the paper's fill estimation by sampling).
-  // The fill estimates sample about 1% of the block rows on the host (36 block sizes of a 200^3
-  // 7-point stencil: about 1 ms), so they stay there for GPU builds too.
+  // The fill estimates sample about 1% of the block rows on the host, cheap next to a build, so
+  // they stay there for GPU builds too.
   static Params resolve(const Params &p, const BlockSource &src, PetscInt bs)
   {
     Params       q = p;
@@ -121,8 +121,8 @@ struct BellpackTraits {
   }
   // The fill ratio of r x c blocks, estimated on about 1% of the block rows, as in the paper's
   // fill estimation, and on at most about kFillSample entries: the sample of a small matrix with
-  // long rows is then not a third of it (GAMG's coarse operators on ksp ex56 -ne 59: 2046 rows of
-  // 512 entries, whose three samples took 18 ms of autocuda's choice)
+  // long rows (GAMG's coarse operators: a few thousand rows of hundreds of entries) is then not a
+  // third of it
   static constexpr std::int64_t kFillSample = 1 << 16;
   static double                 sampled_fill(const CsrIn &A, int r, int c)
   {

@@ -176,8 +176,7 @@ __global__ void spmv_transpose_wide_kernel(std::int64_t block_rows, std::int64_t
 constexpr int kWideBlock = 256; // threads per CUDA block of the wide kernels
 // The automatic T: the fewest threads per block row that put kWideThreads threads on the GPU (a
 // quarter of an H200's resident threads), no more than the widest row has blocks, at most 32
-// (ksp ex56 -ne 59 under GAMG: T = 1 on the fine level of 216,000 block rows, 16 and 32 on the
-// coarse levels of 4,805 and 341)
+// (large matrices get T = 1; GAMG's coarse levels of a few thousand block rows get 16 or 32)
 constexpr std::int64_t kWideThreads = std::int64_t(1) << 16;
 inline int auto_row_threads(std::int64_t block_rows, std::int64_t max_width)
 {

@@ -71,30 +71,25 @@ struct CmrsTraits {
   static constexpr int kModifiedPad = 32; // the modified layout: strips padded to a warp's worth of entries
 
   // Fills in what the user left to the matrix, from the mean row length mu.
-  // Kernel (auto): the kernel comparison on the H200 (examples/cmrs_variants.sh,
-  // docs/results/cmrs-variants-h200-2026-11-23.txt; six families, 15 kernel/height variants)
-  // had segmented with strips of 16 rows fastest where rows are uneven (powerlaw: 0.89x cuSPARSE,
-  // every other variant 0.52-0.83x), and subwarp or shared with strips of 8 rows fastest on every
-  // even family (cmrs::resolve_kernel picks between them); so auto takes segmented where the
+  // Kernel (auto): in the kernel comparison (examples/cmrs_variants.sh, six families, 15
+  // kernel/height variants; docs/results/cmrs-variants-h200-2026-11-23.txt) segmented with strips
+  // of 16 rows is the fastest where rows are uneven, and subwarp or shared with strips of 8 rows on
+  // every even family (cmrs::resolve_kernel picks between them); so auto takes segmented where the
   // longest row is over kIrregular times the mean (unless -mat_cmrs_sort true asks for column
   // order, which segmented cannot use), the others elsewhere.
   // Scattered columns (BlockSource::banded_columns false: neighbouring rows read unrelated parts
   // of x) take segmented with strips of 16 rows too: sorting a strip's entries by column buys x no
-  // locality there, and Nsight Compute on the H200 (examples/profile_kernels.sh) showed the
-  // column-sorted subwarp/shared kernels on shuffled7 moving 30.7 DRAM bytes per nonzero against
-  // 20.8 for SELL-P and 22.1 for cuSPARSE (x fetched again from DRAM), while the sweep of
-  // examples/cmrs_variants.sh put segmented h16 first or within 1% of first on every scattered
-  // family (shuffled7 268 us against 317 for subwarp h8; random4 130 against 141; random16 239
-  // against 242; powerlaw already segmented).
+  // locality there, the column-sorted kernels fetch x again from DRAM (Nsight Compute counters,
+  // docs/results/profile-h200-2026-11-24.md), and the sweep puts segmented h16 first or within 1%
+  // of first on every scattered family (docs/results/cmrs-variants-h200-2026-11-24.txt).
   // Height: 8 for shared and subwarp and 16 for segmented, the best of heights 4, 8 and 16 in that
   // comparison on nearly every family (heights of 16 with the shared accumulators spill); for warp
   // the paper's eq. (5.1), f(h, mu) = 1 + (lambda - b) / (h mu b), asks for long strips and the
-  // register accumulators of the warp kernel for short ones: the H200 height sweep
-  // (config/tuning/cmrs-h200.csv: heights 1-16, mu from 4 to 78) put its best height at
+  // register accumulators of the warp kernel for short ones: the height sweep
+  // (config/tuning/cmrs-h200.csv: heights 1-16, mu from 4 to 78) puts its best height at
   // 16 / sqrt(mu) within 6% on every family.
-  // Layout: the modified one (16 rows padded to 32 entries) was never the fastest in the sweep
-  // (poisson7: 314 us against 249 us for height 6; random4: 210 against 189), so auto takes the
-  // basic layout; -mat_cmrs_kernel modified still forces it.
+  // Layout: the modified one (16 rows padded to 32 entries) is never the fastest in the sweep, so
+  // auto takes the basic layout; -mat_cmrs_kernel modified still forces it.
   static Params resolve(const Params &p, const BlockSource &A, PetscInt)
   {
     Params       q  = p;
@@ -119,7 +114,7 @@ struct CmrsTraits {
     q.core = cmrs::resolve_kernel(q.core, A.nnz(), A.nrows()); // what the conversion will resolve: shown by -mat_view
     return q;
   }
-  static constexpr double kHeightScale  = 16.0; // warp: best height = 16 / sqrt(mu) on the H200 (see above)
+  static constexpr double kHeightScale  = 16.0; // warp: best height = 16 / sqrt(mu) in the height sweep (see above)
   static constexpr int    kSharedHeight = 8;    // shared and subwarp (see above)
   static constexpr double kIrregular    = 4.0;  // auto: segmented where the longest row exceeds this many times the mean
 

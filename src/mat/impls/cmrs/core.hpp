@@ -76,11 +76,10 @@ inline void check_params(const Params &p)
     throw FormatError("CMRS: the segmented kernel sums each row's run of entries, so it needs the entries of each strip in row order (sort_columns false)");
 }
 
-// kAuto and lanes 0, from the average strip length: the kernel comparison on the H200
-// (examples/cmrs_variants.sh; docs/results/cmrs-variants-h200-2026-11-23.txt) with strips of 8
-// rows had subwarp with 8 lanes fastest up to about 12 entries per row (poisson7 1.09x cuSPARSE,
-// random4 1.11x), 16 lanes up to about 40 (random16 1.03x, poisson27 1.15x) and shared above
-// (block3, 78 per row: 1.26x); warp was never the fastest of them.
+// kAuto and lanes 0, from the average strip length: in the kernel comparison with strips of 8
+// rows (examples/cmrs_variants.sh; figures in docs/results/cmrs-variants-h200-2026-11-23.txt)
+// subwarp with 8 lanes is fastest up to about 12 entries per row, 16 lanes up to about 40 and
+// shared above; warp is never the fastest of them.
 constexpr double kSubwarp8Strip  = 96;  // mean entries per strip up to which subwarp takes 8 lanes
 constexpr double kSubwarp16Strip = 320; // ... and up to which kAuto takes subwarp (16 lanes), shared above
 

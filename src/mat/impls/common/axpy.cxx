@@ -1,7 +1,7 @@
 // MatAXPY with SUBSET_NONZERO_PATTERN (Y += a X, X's nonzeros among Y's) on the Seq and MPI types:
 // GAMG smooths each prolongator with MatAYPX(A P, a, P, SUBSET_NONZERO_PATTERN). SeqAIJ and MPIAIJ
-// hand that case to MatAXPY_Basic, one MatSetValues per row with a search per entry (ksp ex56
-// -ne 59 with sellpcuda: 0.12 s for GAMG's four, against 0.013 s for aijcusparse's on the GPU).
+// hand that case to MatAXPY_Basic, one MatSetValues per row with a search per entry, an order of
+// magnitude slower than aijcusparse's on the GPU for GAMG's four.
 // Both CSRs have sorted rows, so one merge per row finds each entry of X its slot in Y; every slot
 // is found before any value changes, and an X that is not a subset after all goes to AIJ's code
 // (which inserts its entries). Other structures are AIJ's: SAME_NONZERO_PATTERN is one BLAS axpy

@@ -642,10 +642,9 @@ bool FormatOperator::update_values(const CsrIn &A, PetscInt block_size, bool dev
     std::unique_ptr<cuda::DeviceCsr<Scalar, PetscInt>> up; // converted where the copy was: on the GPU
     const bool as_is = reorder_.order().empty() && !tail_.split_at() && !rowmap_.active();
     if (device && !build_on_host && as_is) {
-      // the slot values are written on the GPU, into the structure there (coo_newton 2048^2: the
-      // host slot CSR and its upload took most of the first update's 0.12 s), or into an upload of
-      // the host's structure (ksp ex45 200^3's matrix: the values, 447 MB, neither set on the
-      // host nor uploaded)
+      // the slot values are written on the GPU, into the structure there (a host slot CSR and its
+      // upload would cost most of the first update), or into an upload of the host's structure
+      // (the values neither set on the host nor uploaded)
       using DevCsr = cuda::DeviceCsr<Scalar, PetscInt>;
       src.host     = CsrIn{A.nrows, A.ncols, A.row_ptr, A.col_ind, nullptr}; // the structure decisions read the host's; no values there
       if (structure_on_device)

@@ -489,12 +489,11 @@ PetscErrorCode guarded(MPI_Comm comm, const char *context, F &&body)
 // atomics on the GPU), with no second copy; or auto: kAutoWithHint where MAT_FORM_EXPLICIT_TRANSPOSE
 // is set on the matrix (GAMG sets it on its prolongators), kAutoWithoutHint elsewhere.
 enum class TransposeMode { kAuto = 0, kExplicit = 1, kImplicit = 2 };
-// Both implicit, by measurement (H200, examples/bench.cu -transpose true, which times the implicit
-// product, the explicit copy's product and its build): the copy's product saves 60-100 us per call
-// on 4M-row matrices (poisson7 160^3 sellpcuda: 166 us implicit, 104 us explicit) but its build
-// costs 0.4-1.2 s, so it pays after about 6000 products with A^T between two changes of A. GAMG's
-// restrictions do a few hundred per setup (ex56 -ne 59: 24 iterations, one per level and cycle),
-// and there the lazily built copies cost 0.31 s of a 0.40 s KSPSolve
+// Both implicit, by measurement (examples/bench.cu -transpose true times the implicit product,
+// the explicit copy's product and its build; docs/results/h200-2026-11-24b.md): the copy's
+// product is faster, but its build costs thousands of those savings, so it pays only after
+// thousands of products with A^T between two changes of A. GAMG's restrictions do a few hundred
+// per setup (one per level and cycle), where lazily built copies took most of KSPSolve
 // (docs/results/solverbench-h200-large-2026-11-23.md). The hint is still shown by -mat_view.
 constexpr TransposeMode kAutoWithHint    = TransposeMode::kImplicit;
 constexpr TransposeMode kAutoWithoutHint = TransposeMode::kImplicit;
@@ -510,14 +509,12 @@ inline bool UseExplicitTranspose(TransposeMode mode, bool form_explicit_transpos
 // (-mat_gpumats_values_update): auto refills their values only (FormatOperator::update_values);
 // rebuild converts them in full, as a change of pattern does.
 enum class ValuesUpdate { kAuto = 0, kRebuild = 1 };
-// The default of -mat_gpumats_values_update: auto, for GPU copies as for host ones. Measured on
-// the H200 (examples/values_update, ksp ex45 200^3's matrix, 56M nonzeros, set again with
-// MatSetValues; tests/gpu/build_check.sh): per update, aijcusparse's values copy 0.054 s; a full
-// conversion on the GPU 0.036 s; a values-only update 0.024 s, and 0.042 s for the first one,
-// which makes the slot maps (their slot build writes its values on the GPU into an upload of the
-// structure). GPU copies defaulted to rebuild while that slot build ran on the host (a slot CSR
-// set there and uploaded whole: ksp ex56 -ne 59's first update 0.40 s against 0.088 s for a
-// conversion).
+// The default of -mat_gpumats_values_update: auto, for GPU copies as for host ones: a values-only
+// update takes less than a full conversion on the GPU and less than aijcusparse's values copy
+// (examples/values_update through tests/gpu/build_check.sh;
+// docs/results/build-check-h200-2026-11-24.txt); the first one, which makes the slot maps, costs
+// about one conversion, because its slot build writes on the GPU into an upload of the structure
+// rather than setting a slot CSR on the host.
 constexpr ValuesUpdate kDefaultValuesUpdate = ValuesUpdate::kAuto;
 const char *ValuesUpdateName(ValuesUpdate m); // "auto", "rebuild"
 // When a final assembly brings the format copies up to date (-mat_gpumats_build_at): inside
@@ -525,12 +522,12 @@ const char *ValuesUpdateName(ValuesUpdate m); // "auto", "rebuild"
 // as aijcusparse copies to the GPU at its first use. A build that fails at first use fails that
 // call with the same error and leaves the AIJ matrix as it was; a MatConvert into our types builds
 // at once either way (all or nothing).
-// The default is assembly, by measurement (H200, ksp ex45 200^3, tests/gpu/build_check.sh;
-// zero-copy checks of tests/gpu/run.sh): ex45 assembles twice (DMCreateMatrix's zeros, then its
-// values), and building at first use halves its first-build time (sellpcuda 0.220 -> 0.150 s,
-// cmrscuda 0.121 s, against aijcusparse's assembly and copy 0.114 s) but moves builds of matrices
-// first multiplied in the solve (PCMG's, a Newton step's new Jacobian) into KSPSolve: one more
-// host-to-GPU copy there than aijcusparse in ex45 CG+MG and snes ex19 GMRES+MG. Products of our
+// The default is assembly, by measurement (ksp ex45 200^3 in tests/gpu/build_check.sh; the
+// copy counts of tests/gpu/run.sh): building at first use shortens ex45's first build, but moves
+// builds of matrices first multiplied in the solve (PCMG's, a Newton step's new Jacobian) into
+// KSPSolve: one more host-to-GPU copy there than aijcusparse in ex45 CG+MG and snes ex19
+// GMRES+MG, which the copy-count checks of tests/gpu/run.sh catch. An assembly of all-zero values (DMCreateMatrix's)
+// builds nothing either way. Products of our
 // types on the GPU (cusparse.cxx) build their results at their first use from the GPU whatever
 // this says, so GAMG's intermediate products are never built from zeros, or at all if unused.
 enum class BuildAt { kUse = 0, kAssembly = 1 };
@@ -633,7 +630,7 @@ PetscErrorCode ApplyOperator(const FormatInfo &f, FormatOperator &op, bool devic
 
 // v = the diagonal of the (square, or diagonal) block op holds, read from its GPU copy, when v's
 // array lives on the GPU (a VECCUDA): *done true. Otherwise nothing is written and *done is false,
-// and the caller reads AIJ's host CSR as before. Without it a *cuda type's MatGetDiagonal comes
+// and the caller reads AIJ's host CSR. Without it a *cuda type's MatGetDiagonal comes
 // back on the host, and the solver's next vector operation copies it up: one copy per Jacobi or
 // Chebyshev set-up of every level, also inside KSPSolve.
 PetscErrorCode DiagonalOnDevice(FormatOperator &op, Vec v, PetscBool *done);

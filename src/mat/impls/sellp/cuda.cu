@@ -265,10 +265,10 @@ public:
   }
   // Sums of runs pay where at least a third of the entries share the column of the lane before
   // them (a block size of 3 or more in the rows, as block3 in examples/bench.cu and GAMG's
-  // prolongators of elasticity have): 254 us against 408 us for block3's A^T x on an H200. An
-  // interpolation of a 3D grid has about 14% (PCMG's finest in ksp ex45, 57M entries: its 85
-  // products with A^T took 14.2-14.4 ms summing runs, 12.3-12.8 ms without), so below that the
-  // plain atomics stay.
+  // prolongators of elasticity have): fewer atomics than one per entry. An interpolation of a 3D
+  // grid has about 14% (PCMG's finest in ksp ex45), where summing the runs costs more than the
+  // atomics it saves, so below a third the plain atomics stay (build/bin/bench -transpose true
+  // measures both).
   bool sums_runs(void *stream) const
   {
     if (run_transpose < 0) {

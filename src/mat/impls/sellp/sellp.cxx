@@ -11,16 +11,14 @@ namespace {
 
 struct SellpTraits {
   // the core parameters plus which of them the user set; the others are chosen per matrix
-  // 32-bit indices by default: on the H200 the 16-bit form's per-slice-column base costs more than
-  // the bytes it saves on a 7-point stencil (poisson7 rows of config/tuning/h200.csv)
+  // 32-bit indices by default: the 16-bit form's per-slice-column base costs more than the bytes
+  // it saves on a 7-point stencil (poisson7 rows of config/tuning/h200.csv)
   // Values plain by default; -mat_sellp_values auto|dictionary opt in. The dictionary pays in the
-  // product (H200, build/bin/bench -matrix poisson7 -n 160 -constant_values: 72.3 us with 1-byte
-  // codes against 104.1 us plain and 164.4 us for cuSPARSE CSR ALG1). resolve() counts the
-  // distinct values at every build (on the GPU for GPU builds; on the host, with auto as the
-  // default, ex45 200^3's two SELL-P builds took 1.07 s against 0.19 s for CMRS's). A dictionary
-  // copy is converted anew at every change of values (no values-only refill), so sellp keeps plain
-  // values unless asked; autocuda weighs the dictionary (allow_compressed_values). core.values is
-  // then kPlain or kDictionary, and `mode`/`dict_entries` remember why, for -mat_view.
+  // product where values repeat (build/bin/bench -matrix poisson7 -constant_values;
+  // docs/results/dictionary-h200-2026-11-23.csv), but resolve() then counts the distinct values
+  // at every build, which on the host costs several times a conversion; so sellp keeps plain
+  // values unless asked, and autocuda weighs the dictionary (allow_compressed_values). core.values
+  // is then kPlain or kDictionary, and `mode`/`dict_entries` remember why, for -mat_view.
   struct Params {
     sellp::Params core{0, 0, 0, sellp::Index::k32, Values::kPlain};
     Values mode         = Values::kPlain; // as asked with -mat_sellp_values
@@ -118,7 +116,7 @@ struct SellpTraits {
       q.dict_entries = 0;
       return;
     }
-    q.dict_entries = S.distinct_values(); // where the values are: one pass on the GPU (on the host, 54.6M values took 0.3-0.9 s)
+    q.dict_entries = S.distinct_values(); // where the values are: one pass on the GPU for GPU builds, on the host otherwise
     // too many values for any table (general values, as GAMG's products have): plain, without the
     // stored-entry count (a sort of the row lengths when rows are sorted) the decision would need
     const bool fits = code_bytes_for(q.dict_entries) != 0;

@@ -128,7 +128,7 @@ Footprint footprint(const RowTail<V> &T)
 // far beyond the mean mu (longer than 16 mu + 64: never a stencil or a block matrix), at the
 // longer of a warp's 32 entries and 4 mu rounded up to a power of two; but never when
 // only_when_told (autocuda weighs the long rows itself and may keep cuSPARSE CSR, which balances
-// them: powerlaw on the H200, cuSPARSE 79 us, split SELL-P 95 us). long_rows == 0: never. A block
+// them better than a split on power-law rows: docs/results/h200-2026-11-24b.md). long_rows == 0: never. A block
 // wider than 32-bit columns is never cut: the tail stores 32-bit columns.
 // The decision from the block's sizes and its longest row, asked of longest() only when needed
 // (the GPU builds answer it from their upload).

@@ -70,7 +70,7 @@ public:
   // group_stats of core/csr.hpp, on the GPU: one pass over the row pointers, one small read back;
   // kept per (rows_per_group, width_multiple, entry_multiple), as the parameter choices and
   // autocuda's model ask the same questions several times (each a kernel, two allocations and a
-  // synchronising read back: ksp ex56's GAMG setup spent 0.2 s in autocuda's model queries).
+  // synchronising read back, which adds up over GAMG's many small levels).
   GroupStats group_stats(std::int64_t rows_per_group, std::int64_t width_multiple = 1, std::int64_t entry_multiple = 1) const;
   // Entries of the longest row (group_stats with groups of one row).
   std::int64_t longest_row() const;

@@ -111,12 +111,10 @@ int upload_threads_ = 0; // 0: not chosen yet
 
 // The staging of copy_to_device: two pinned chunks, each with the event of its last copy, so the
 // host fills one while the copy engine reads the other. Made at the first large upload, kept for
-// the process (64 MB of pinned memory). 32 MB chunks: the upload probe's 670 MB took 0.021 s with
-// 8 threads against 0.023 s in 16 MB chunks (4 threads: 0.028 and 0.031 s).
+// the process (64 MB of pinned memory). 32 MB chunks: an upload probe found them faster than 16 MB
+// chunks at every thread count.
 // The threads that fill the chunks live for the whole upload, each copying its part of every
-// chunk: made and joined per chunk, as before, they cost more than they saved (probe on the H200,
-// 450 MB with 8 threads: 0.0126 s per chunk against 0.0098 s with threads kept, 48 GB/s, where a
-// copy from pinned memory alone runs at 55 GB/s and one pageable cudaMemcpy at 8.6).
+// chunk: threads made and joined per chunk cost more than they save.
 class Stager {
 public:
   static constexpr std::size_t kChunk = std::size_t(32) << 20;
@@ -130,7 +128,7 @@ public:
       if (pin_[k]) cudaFreeHost(pin_[k]);
     }
   }
-  // false: no pinned memory to be had (the caller copies pageable memory as before)
+  // false: no pinned memory to be had (the caller copies from pageable memory)
   bool upload(void *dst, const void *src, std::size_t bytes, cudaStream_t s)
   {
     if (failed_) return false;
@@ -396,11 +394,11 @@ __global__ void scatter_epilogue_kernel(Epilogue<V> ep, const V *__restrict__ t,
   const std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j < n) ep.apply(idx[j], t[j]);
 }
-// One warp per tail row. On power-law rows (examples/profile_kernels.sh, H200) this kernel takes
-// 24 us for the 15% of the entries past 32 per row, at half the L2 throughput of the main kernels:
-// the few rows of up to 1000 entries walk 32 dependent steps each. Issuing the loads of 4 warp
-// steps before their x loads measured slower (35 us, occupancy 37% against 64%), so the loop stays
-// plain; splitting the longest rows over several warps (merge-path style) is what would pay.
+// One warp per tail row. On power-law rows this kernel runs at half the L2 throughput of the main
+// kernels (docs/results/profile-h200-2026-11-24.md): the few rows of up to 1000 entries walk 32
+// dependent steps each. Issuing the loads of 4 warp steps before their x loads lowers occupancy
+// and measured slower, so the loop stays plain; splitting the longest rows over several warps
+// (merge-path style) is what would pay.
 template <class V>
 __global__ void tail_kernel(const V *__restrict__ x, V *__restrict__ y, V alpha, const std::int32_t *__restrict__ rows, const std::int32_t *__restrict__ ptr,
                             const std::int32_t *__restrict__ col, const V *__restrict__ val, std::int64_t nrows)

@@ -64,11 +64,9 @@ void copy_to_device(void *dst, const void *src, std::size_t bytes, void *stream)
 // Host threads that fill the staging buffers of copy_to_device. The default: the CPUs this
 // process may run on (its affinity), divided by the MPI ranks of the node when the launcher says
 // (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS) and the ranks are not bound to CPUs of their own,
-// at most kMaxUploadThreads; 1 copies with one thread. Measured on the H200 machine (a probe
-// of 670 MB, the CSR of ksp ex45 200^3): a pageable cudaMemcpy 0.088 s (8 GB/s, the driver's own
-// staging with one thread); staged in 16 MB chunks by 1, 2, 4, 8 threads: 0.085, 0.051, 0.031,
-// 0.023 s (30 GB/s), in 32 MB chunks by 4, 8 threads: 0.028, 0.021 s; host memcpy alone with 4
-// threads 31 GB/s.
+// at most kMaxUploadThreads; 1 copies with one thread. A pageable cudaMemcpy is the driver's own
+// staging with one thread; an upload probe of ksp ex45 200^3's CSR went up about four times as
+// fast staged by 8 threads, and more threads gained nothing, host memcpy being the bound.
 constexpr int kMaxUploadThreads = 8;
 void set_upload_threads(int n); // n <= 0: the default
 int  upload_threads();

@@ -1,8 +1,8 @@
 // Page-locking of host memory that another library copies to the GPU. PETSc's aijcusparse uploads
 // the CSR of the shadows that products and factorizations run on (cusparse.cxx) with cudaMemcpy from
-// the pageable host arrays: 6.4-6.8 GB/s on the H200 machine. Registered for the copy, the same
-// 630 MB go up at 51 GB/s, and registering plus unregistering them costs 0.043 s, against 0.10 s for
-// the pageable copy (.carry probe reg.cu, 64-630 MB). Names no CUDA type, like device.hpp.
+// the pageable host arrays, several times slower than from page-locked memory; registering a large
+// array for the copy and unregistering it costs less than the difference (figures:
+// docs/results/ex56-gamg-setup-h200-2026-11-24.txt). Names no CUDA type, like device.hpp.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +15,7 @@ namespace cuda {
 // or no GPU) stays pageable: the copy is slower, not wrong.
 class HostPin {
 public:
-  static constexpr std::size_t kMinPinBytes = std::size_t(32) << 20; // at 64 MB: 8 ms registered, 13 ms pageable
+  static constexpr std::size_t kMinPinBytes = std::size_t(32) << 20; // below this the registration costs about what it saves
 
   HostPin(const void *p, std::size_t bytes);
   ~HostPin();
