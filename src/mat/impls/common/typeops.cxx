@@ -2,6 +2,8 @@
 #include "kinds.hpp"
 
 #include <petscdm.h>
+#include <tuple>
+#include <utility>
 #include <petsc/private/dmimpl.h>
 
 namespace gpumats {
@@ -298,18 +300,26 @@ PetscErrorCode ComposeConverters(Mat A, const char *prefix, const FormatInfo &f,
 // reads any other as a SeqAIJ (ksp ex54f_hem on 4 ranks crashed). The graph is only read by the
 // coarsening and aggregation, so a format copy of it would be built for nothing anyway. Host types
 // only: the GPU types run on PETSc 3.25, whose HEM has no such test, and were not measured without.
-PetscErrorCode CreateGraphAsAIJ(Mat A, PetscBool symmetrize, PetscBool scale, PetscReal filter, Mat *G)
-{
-  bool device;
+// (written for the signature of this PETSc's MatCreateGraph, which gained arguments after 3.18)
+template <class Fn>
+struct GraphAsAIJ;
+template <class... Args>
+struct GraphAsAIJ<PetscErrorCode (*)(Mat, Args...)> {
+  static PetscErrorCode create(Mat A, Args... args)
+  {
+    Mat *G = std::get<sizeof...(Args) - 1>(std::forward_as_tuple(args...)); // (the last: the graph made)
+    bool device;
 
-  PetscFunctionBegin;
-  PetscCall(Data(A)->creategraph(A, symmetrize, scale, filter, G));
-  if (find_type(((PetscObject)*G)->type_name, &device)) {
-    const bool seq = std::string(((PetscObject)*G)->type_name).compare(0, 3, "seq") == 0;
-    PetscCall(MatConvert(*G, seq ? MATSEQAIJ : MATMPIAIJ, MAT_INPLACE_MATRIX, G));
+    PetscFunctionBegin;
+    PetscCall(reinterpret_cast<PetscErrorCode (*)(Mat, Args...)>(Data(A)->creategraph)(A, args...));
+    if (find_type(((PetscObject)*G)->type_name, &device)) {
+      const bool seq = std::string(((PetscObject)*G)->type_name).compare(0, 3, "seq") == 0;
+      PetscCall(MatConvert(*G, seq ? MATSEQAIJ : MATMPIAIJ, MAT_INPLACE_MATRIX, G));
+    }
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+};
+using CreateGraphFn = decltype(std::declval<_MatOps>().creategraph);
 
 } // namespace
 
@@ -325,8 +335,8 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   }
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatRetrieveValues_C", &d->retrieve));
   if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", RetrieveValues));
-  d->creategraph = A->ops->creategraph;
-  if (d->creategraph && !d->device) A->ops->creategraph = CreateGraphAsAIJ; // (the GPU types, on PETSc 3.25: unchanged)
+  d->creategraph = reinterpret_cast<OpFn>(A->ops->creategraph);
+  if (d->creategraph && !d->device) A->ops->creategraph = GraphAsAIJ<CreateGraphFn>::create; // (the GPU types, on PETSc 3.25: unchanged)
   A->spptr = d;
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, name.c_str()));
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, into, back));
@@ -353,7 +363,7 @@ PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base, bool d
 
   PetscFunctionBegin;
   for (int i = 0; i < kNumOps; ++i) PetscCall(MatSetOperation(A, kOverridden[i], d->saved[i]));
-  if (d->creategraph) A->ops->creategraph = d->creategraph;
+  if (d->creategraph) A->ops->creategraph = reinterpret_cast<CreateGraphFn>(d->creategraph);
   if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", destroying ? nullptr : d->retrieve));
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, nullptr, nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, kUpdateCounts, (PetscErrorCode(*)(Mat, PetscInt64 *, PetscInt64 *))nullptr));

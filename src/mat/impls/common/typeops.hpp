@@ -68,7 +68,7 @@ struct TypeData {
   bool              device = false;
   OpFn              saved[kNumOps]{};
   PetscErrorCode (*retrieve)(Mat) = nullptr; // AIJ's MatRetrieveValues, which changes values without a state change
-  PetscErrorCode (*creategraph)(Mat, PetscBool, PetscBool, PetscReal, Mat *) = nullptr; // AIJ's (CreateGraphAsAIJ)
+  OpFn             creategraph = nullptr; // AIJ's MatCreateGraph (typeops.cxx: GraphAsAIJ), whose signature varies with PETSc's version
   // the format copy is current while the matrix keeps the (id, state) it was built from; a copy
   // built inside MatAssemblyEnd sees the state go up by one when MatAssemblyEnd returns, which
   // `from_assembly` tolerates once (as it does for a copy built inside MatConvert, which does the same)
