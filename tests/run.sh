@@ -542,6 +542,8 @@ fi
 # --- 4. options, viewers, bad input ---------------------------------------------------------
 if ! skipped options; then
   echo "# options, viewers and bad input"
+  # docs/options.md against -help of the types under test and the options named in src/
+  run_checks "options-doc" bash tests/options_doc.sh $TYPES
   EX2=("$BIN/tutorial-ex2" -dll_append "$LIB" -m 12 -n 12)
   for t in $TYPES; do
     base=${t%cuda}
