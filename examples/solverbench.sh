@@ -55,8 +55,9 @@
 #   SOLVERBENCH_TIMEOUT  seconds per run before it is killed (default 120)
 #   SOLVERBENCH_OUT      folder of the logs, the CSV and the markdown (default build/solverbench)
 #   SOLVERBENCH_README   1: also copy the CSV and the markdown to docs/results/solverbench-<gpu>[-<size>]-<date>.*
-#                        and replace the solver benchmark block of README.md; 0: never; auto (default):
-#                        when a GPU ran the default size, types and cases
+#                        (the markdown ending with the command and the commit) and replace the block between
+#                        <!-- solverbench:begin --> and <!-- solverbench:end --> of README.md where it has one;
+#                        0 (default): write nothing outside SOLVERBENCH_OUT
 #   SOLVERBENCH_BUILD    0: do not run make (default: make lib tutorials build/bin/coo_newton first)
 #   PETSC_DIR, PETSC_ARCH  the PETSc to build against; with an NVIDIA GPU visible and no CUDA in that
 #                        PETSc, config/build-petsc-cuda.sh's (built when missing), as the GPU suite does
@@ -67,7 +68,7 @@ trap 'echo "solverbench: interrupted"; exit 130' INT
 SIZE=${SOLVERBENCH_SIZE:-default}
 TIMEOUT=${SOLVERBENCH_TIMEOUT:-120}
 OUT=${SOLVERBENCH_OUT:-build/solverbench}
-README_MODE=${SOLVERBENCH_README:-auto}
+README_MODE=${SOLVERBENCH_README:-0}
 BIN=build/bin
 LIB=$PWD/lib/libpetscgpumats.so
 REPORT=examples/solverbench_report.py
@@ -225,16 +226,20 @@ done
 python3 "$REPORT" report "$CSV" --md "$OUT/solverbench.md" || exit 1
 echo
 cat "$OUT/solverbench.md"
-if [ "$README_MODE" = auto ]; then
-  README_MODE=0
-  [ -n "$GPU" ] && [ "$SIZE" = default ] && [ -z "${SOLVERBENCH_TYPES:-}" ] && [ -z "${SOLVERBENCH_CASES:-}" ] && [ "$RANKS" = 1 ] && README_MODE=1
-fi
 if [ "$README_MODE" = 1 ]; then
   slug=$(echo "${GPU:-cpu}" | tr '[:upper:]' '[:lower:]' | sed -E 's/^nvidia //; s/[^a-z0-9]+/-/g; s/^-+|-+$//g')
   base=docs/results/solverbench-${slug:-gpu}$([ "$SIZE" = default ] || echo "-$SIZE")-$(date -u +%Y-%m-%d)
   mkdir -p docs/results
   cp "$CSV" "$base.csv"
-  python3 "$REPORT" report "$base.csv" --md "$base.md" --readme README.md --link "$base.md" || exit 1
-  echo "# wrote $base.csv, $base.md and README.md's solver benchmark block"
+  if grep -q '<!-- solverbench:begin -->' README.md; then
+    python3 "$REPORT" report "$base.csv" --md "$base.md" --readme README.md --link "$base.md" || exit 1
+    echo "# wrote $base.csv, $base.md and README.md's solver benchmark block"
+  else
+    python3 "$REPORT" report "$base.csv" --md "$base.md" || exit 1
+    echo "# wrote $base.csv and $base.md (README.md has no solver benchmark block)"
+  fi
+  dirty=$(git diff --quiet HEAD -- src include examples 2>/dev/null || echo " plus uncommitted changes")
+  printf '\nCommand: %s bash examples/solverbench.sh; library at commit %s%s.\n' \
+    "$(env | grep -E '^SOLVERBENCH_' | sort | tr '\n' ' ')" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$dirty" >>"$base.md"
 fi
 echo "# $nrun runs, $nok ok, $((nrun - nok)) failed; $(($(date +%s) - begin)) s; logs in $OUT/logs, results in $CSV and $OUT/solverbench.md"
