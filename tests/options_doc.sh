@@ -9,12 +9,13 @@ cd "$(dirname "$0")/.."
 BIN=${GPUMATS_BUILD:-build}/bin
 LIB=$PWD/${GPUMATS_LIBDIR:-lib}/libpetscgpumats.so
 DOC=docs/options.md
-TYPES=${*:-cmrs sellp bellpack}
+TYPES=${*:-$("$BIN/test_types" -list_host_types 2>/dev/null)}
+TYPES=${TYPES:-cmrs sellp bellpack}
 MPIEXEC=(mpiexec --oversubscribe)
 [ "$(id -u)" = 0 ] && MPIEXEC+=(--allow-run-as-root)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-OURS='-mat_(gpumats|cmrs|sellp|bellpack|autocuda)_[a-z_]+'
+OURS='-mat_[a-z0-9]+_[a-z0-9_]+' # every option our sources name: -mat_gpumats_* and -mat_<format>_*
 
 fails=0
 check() { # name "list of problems"
@@ -22,8 +23,8 @@ check() { # name "list of problems"
 }
 
 # the table: "option help-column" per row
-grep -E '^\| `-mat_' "$DOC" | sed -E 's/^\| `(-mat_[a-z_]+)[^|]*\|.*\| *([a-z+]+) *\|$/\1 \2/' | sort -u >"$TMP/doc"
-check "table-rows" "$(grep -vE '^-mat_[a-z_]+ (host\+gpu|gpu|mpi|none)$' "$TMP/doc")"
+grep -E '^\| `-mat_' "$DOC" | sed -E 's/^\| `(-mat_[a-z0-9_]+)[^|]*\|.*\| *([a-z+]+) *\|$/\1 \2/' | sort -u >"$TMP/doc"
+check "table-rows" "$(grep -vE '^-mat_[a-z0-9_]+ (host\+gpu|gpu|mpi|none)$' "$TMP/doc")"
 doc_with() { awk -v c="$1" '$2 == c {print $1}' "$TMP/doc"; }
 
 # the source: every option name in an options call (PetscOptionsX and PetscOptionsGetX)
@@ -32,25 +33,25 @@ check "source-documented" "$(comm -23 "$TMP/src" <(cut -d' ' -f1 "$TMP/doc"))"
 check "documented-in-source" "$(comm -13 "$TMP/src" <(cut -d' ' -f1 "$TMP/doc"))"
 
 # -help of each type on one rank, and of the first on two
-help() { grep -oE "^ +$OURS" | tr -d ' ' | sort -u; }
+help() { grep -oE "^ +-mat_(gpumats|$1)_[a-z0-9_]+" | tr -d ' ' | sort -u; } # (PETSc's own -mat_* options left out)
 ran_gpu=0
 for t in $TYPES; do
   if ! "$BIN/tutorial-ex2" -dll_append "$LIB" -m 4 -n 4 -mat_type "$t" -help >"$TMP/log" 2>&1; then
     check "help/$t" "ex2 -mat_type $t -help failed: $(grep -m1 'ERROR.*:' "$TMP/log" | tail -1)"
     continue
   fi
-  help <"$TMP/log" >"$TMP/help-$t"
   base=${t%cuda}
+  help "$base|$t" <"$TMP/log" >"$TMP/help-$t"
   case $t in *cuda) ran_gpu=1 ;; esac
   # expected: the common host+gpu options, this format's, and the gpu ones for *cuda types
-  { doc_with host+gpu | grep -E "^-mat_(gpumats|$base)_"
-    case $t in *cuda) doc_with gpu | grep -E "^-mat_(gpumats|$base)_" ;; esac; } | sort -u >"$TMP/want-$t"
+  { doc_with host+gpu | grep -E "^-mat_(gpumats|$base|$t)_"
+    case $t in *cuda) doc_with gpu | grep -E "^-mat_(gpumats|$base|$t)_" ;; esac; } | sort -u >"$TMP/want-$t"
   check "help-in-doc/$t" "$(comm -23 "$TMP/help-$t" "$TMP/want-$t" | sed 's/$/ (printed by -help, not in docs\/options.md with this column)/')"
   check "doc-in-help/$t" "$(comm -13 "$TMP/help-$t" "$TMP/want-$t" | sed 's/$/ (in docs\/options.md, not printed by -help)/')"
 done
 t=${TYPES%% *}
 if "${MPIEXEC[@]}" -n 2 "$BIN/tutorial-ex2" -dll_append "$LIB" -m 4 -n 4 -mat_type "$t" -help >"$TMP/log" 2>&1; then
-  help <"$TMP/log" >"$TMP/help2"
+  help "${t%cuda}|$t" <"$TMP/log" >"$TMP/help2"
   check "mpi-help/$t" "$(diff <(comm -23 "$TMP/help2" "$TMP/help-$t" 2>/dev/null) <(doc_with mpi | sort) | grep '^[<>]')"
 else
   check "mpi-help/$t" "ex2 -mat_type $t -help on 2 ranks failed"
