@@ -32,7 +32,8 @@ build_variant() { # name petsc_dir targets...
 if [ -f "$P64/lib/petsc/conf/petscvariables" ]; then
   echo "# PETSc with 64-bit indices ($P64)"
   if build_variant petsc64 "$P64" lib build/petsc64/bin/test_mult build/petsc64/bin/test_product build/petsc64/bin/test_convert build/petsc64/bin/test_update \
-    build/petsc64/bin/test_ksp build/petsc64/bin/test_io build/petsc64/bin/test_types build/petsc64/bin/test_coo build/petsc64/bin/test_bind; then
+    build/petsc64/bin/test_ksp build/petsc64/bin/test_io build/petsc64/bin/test_types build/petsc64/bin/test_coo build/petsc64/bin/test_bind \
+    build/petsc64/bin/test_inplace; then
     GPUMATS_BUILD=build/petsc64 GPUMATS_LIBDIR=build/petsc64/lib GPUMATS_SKIP="core tutorials options scaling variants conformance" bash tests/run.sh \
       >build/test-logs/variant-petsc64.log 2>&1
     grep -E '^not ok|^# test' build/test-logs/variant-petsc64.log
