@@ -48,11 +48,11 @@ PetscLogEvent shadow_event = 0, product_event = 0, pattern_event = 0;
 
 } // namespace
 
-bool OurDeviceSeq(Mat A)
+bool OurDeviceOf(Mat A, const char *prefix)
 {
   bool        device = false;
   const char *t      = ((PetscObject)A)->type_name;
-  return t && std::strncmp(t, "seq", 3) == 0 && find_type(t, &device) && device;
+  return t && std::strncmp(t, prefix, std::strlen(prefix)) == 0 && find_type(t, &device) && device;
 }
 
 // The upload of a shadow's host CSR, made at once while its arrays are page-locked (cuda::HostPin)

@@ -259,25 +259,37 @@ bool ExplicitTranspose(Mat A, Mat Ad) { return UseExplicitTranspose(Mpi(A)->tran
 // A_o^T x into the ghost vector (the contributions to other ranks' entries), which the ghost
 // scatter then adds into their owners' out in reverse. Each block's product with its transpose
 // is the transposed copy's on the explicit path and the block copy's implicit one otherwise.
-PetscErrorCode ApplyTranspose(Mat A, Vec x, Vec in, Vec out)
+// The transposed copies brought up to date where A's transpose products take the explicit path
+// (*use_copy), freed where they take the implicit one, which holds none
+PetscErrorCode UpdateTransposed(Mat A, bool *use_copy)
 {
-  MpiData        *d      = Mpi(A);
-  void           *stream = nullptr;
+  MpiData        *d = Mpi(A);
   Mat             Ad, Ao;
   const PetscInt *garray;
-  VecArray        xa, ia, oa, ga;
 
   PetscFunctionBegin;
-  PetscCall(EnsureCurrent(A)); // the scatter, and the block copies the implicit path multiplies
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-  const bool use_copy = ExplicitTranspose(A, Ad);
-  if (use_copy) {
+  *use_copy = ExplicitTranspose(A, Ad);
+  if (*use_copy) {
     PetscCall(UpdateBlock(A, Ad, d->diag_t, true, true));
     PetscCall(UpdateBlock(A, Ao, d->offd_t, false, true));
-  } else { // the implicit path holds no transposed copies
+  } else {
     d->diag_t = BlockCopy{};
     d->offd_t = BlockCopy{};
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ApplyTranspose(Mat A, Vec x, Vec in, Vec out)
+{
+  MpiData *d      = Mpi(A);
+  void    *stream = nullptr;
+  VecArray xa, ia, oa, ga;
+  bool     use_copy;
+
+  PetscFunctionBegin;
+  PetscCall(EnsureCurrent(A)); // the scatter, and the block copies the implicit path multiplies
+  PetscCall(UpdateTransposed(A, &use_copy));
   FormatOperator &opd = use_copy ? *d->diag_t.op : *d->diag.op, &opo = use_copy ? *d->offd_t.op : *d->offd.op;
   if (d->device) PetscCall(CurrentStream(&stream));
   PetscCall(xa.get(x, VecArray::kRead, d->device, &d->stage, 0, stream));
@@ -582,17 +594,12 @@ PetscErrorCode MpiStandInOf(Mat A, Mat *S) { return Mpi(A)->standin.of(A, S); }
 
 PetscErrorCode MpiPrepareTranspose(Mat A)
 {
-  MpiData        *d = Mpi(A);
-  Mat             Ad, Ao;
-  const PetscInt *garray;
+  bool use_copy;
 
   PetscFunctionBegin;
   if (Bound(A)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(EnsureCurrent(A));
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-  if (!ExplicitTranspose(A, Ad)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(UpdateBlock(A, Ad, d->diag_t, true, true));
-  PetscCall(UpdateBlock(A, Ao, d->offd_t, false, true));
+  PetscCall(UpdateTransposed(A, &use_copy));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -622,11 +629,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   PetscCall(InstallCOO(A, true)); // plain blocks after COO preallocation; device values (coo.cxx)
   PetscCall(ReadExchangeOptions(A));
   bool structure_only = false;
-  if (A->assembled) {
-    Mat Ad;
-    PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, nullptr, nullptr));
-    PetscCall(StructureOnly(Ad, &structure_only));
-  }
+  if (A->assembled) PetscCall(StructureOnly(A, &structure_only));
   if (A->assembled && !structure_only) {
     // (inside MatConvert, which increases A's state once when this returns: tolerated once, as
     // after MatAssemblyEnd, so that the first product does not build the copy again)

@@ -32,13 +32,6 @@ namespace gpumats {
 
 #if GPUMATS_MPI_DEVICE_PRODUCTS
 
-bool OurDeviceMpi(Mat A)
-{
-  bool        device = false;
-  const char *t      = ((PetscObject)A)->type_name;
-  return t && std::strncmp(t, "mpi", 3) == 0 && find_type(t, &device) && device;
-}
-
 void MpiStandIn::release()
 {
   if (standin_) (void)MatDestroy(&standin_);
@@ -299,7 +292,6 @@ OpFn MpiProductSetFromOptions() { return (OpFn)ProductSetFromOptions; }
 #else // a PETSc without CUDA, or older than the back-end's interface used here: MPIAIJ's products
 
   #if PetscDefined(HAVE_CUDA)
-bool           OurDeviceMpi(Mat) { return false; }
 void           MpiStandIn::release() { }
 PetscErrorCode MpiStandIn::of(Mat, Mat *S)
 {

@@ -95,12 +95,14 @@ PetscErrorCode BuildInAssembly(Mat A, PetscErrorCode (*build)(Mat, bool))
 
 // (by the values SeqAIJ hands out, not its structure_only flag, which PETSc's own products leave
 // set on matrices whose values they then fill)
-PetscErrorCode StructureOnly(Mat block, bool *only)
+PetscErrorCode StructureOnly(Mat A, bool *only)
 {
   const PetscScalar *aa;
   MatInfo            info;
+  Mat                block = A;
 
   PetscFunctionBegin;
+  if (std::string(((PetscObject)A)->type_name).compare(0, 3, "mpi") == 0) PetscCall(MatMPIAIJGetSeqAIJ(A, &block, nullptr, nullptr)); // (its diagonal block)
   PetscCall(MatGetInfo(block, MAT_LOCAL, &info));
   PetscCall(MatSeqAIJGetArrayRead(block, &aa));
   *only = info.nz_used > 0 && !aa;

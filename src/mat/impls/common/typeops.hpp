@@ -248,9 +248,10 @@ PetscErrorCode BuildInAssembly(Mat A, PetscErrorCode (*build)(Mat, bool));
 // Blocks whose newest values are on the GPU (host_stale) are built as before. MPI types decide
 // together (the build is collective): all ranks' blocks must look zero.
 PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscBool *build);
-// Whether a SeqAIJ block was assembled with MAT_STRUCTURE_ONLY: a pattern without values, of which
-// no format copy can be built (the first product then says so); conversions into our types keep it
-PetscErrorCode StructureOnly(Mat block, bool *only);
+// Whether a SeqAIJ matrix (an MPIAIJ: its diagonal block) was assembled with MAT_STRUCTURE_ONLY: a
+// pattern without values, of which no format copy can be built (the first product then says so);
+// conversions into our types keep it
+PetscErrorCode StructureOnly(Mat A, bool *only);
 
 // DMDA builds its interpolation matrices in the DM's matrix type only when that name starts with
 // aij, seqaij or mpiaij (dainterp.c), and as plain host AIJ otherwise, which would put every level
@@ -274,7 +275,8 @@ PetscErrorCode UninstallCOO(Mat A, bool mpi, bool destroying = false); // (destr
 PetscErrorCode SyncHostValues(Mat A);
 #if PetscDefined(HAVE_CUDA)
 // Whether A is one of our GPU Seq types, whose data is a TypeData (cusparse.cxx)
-bool OurDeviceSeq(Mat A);
+bool        OurDeviceOf(Mat A, const char *prefix); // (cusparse.cxx)
+inline bool OurDeviceSeq(Mat A) { return OurDeviceOf(A, "seq"); }
 // The aijcusparse shadow of a GPU Seq matrix, current with its values (cusparse.cxx)
 PetscErrorCode ShadowOf(Mat A, Mat *S);
 // A new aijcusparse matrix on A's own host CSR (ia, ja from MatGetRowIJ, va A's values), which it
@@ -331,7 +333,7 @@ private:
 // The stand-in of an MPI GPU matrix of ours (mpi.cxx keeps it with the matrix)
 PetscErrorCode MpiStandInOf(Mat A, Mat *S);
 // Whether A is one of our GPU MPI types
-bool OurDeviceMpi(Mat A);
+inline bool OurDeviceMpi(Mat A) { return OurDeviceOf(A, "mpi"); }
 #endif
 // The MatProductSetFromOptions of the GPU MPI types (mpiproduct.cxx): AB, AtB and PtAP on the GPU
 // through PETSc's mpiaijcusparse back-end, MPIAIJ's host products otherwise (null without a CUDA
