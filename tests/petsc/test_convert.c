@@ -198,6 +198,36 @@ static PetscErrorCode CheckType_(Mat A, const char *mname, const char *type, Typ
     PetscCall(MatDestroy(&T2));
   }
 
+  /* MatCreateSubMatrix keeps the type (fieldsplit's blocks; GAMG's levels on fewer ranks), also
+     where the rows and the columns keep the matrix's distribution (MPIAIJ's joined-blocks path),
+     and a reuse takes new values */
+  {
+    Mat      Sref, S, S2ref;
+    IS       rows, cols;
+    PetscInt rs, re, cs, ce;
+    PetscCall(MatGetOwnershipRange(A, &rs, &re));
+    PetscCall(MatGetOwnershipRangeColumn(A, &cs, &ce));
+    for (int odd = 0; odd < 2; odd++) { /* this rank's rows and columns; every other row of them */
+      PetscCall(ISCreateStride(PetscObjectComm((PetscObject)A), odd ? (re - rs) / 2 : re - rs, rs, odd ? 2 : 1, &rows));
+      PetscCall(ISCreateStride(PetscObjectComm((PetscObject)A), ce - cs, cs, 1, &cols));
+      PetscCall(MatCreateSubMatrix(A, rows, cols, MAT_INITIAL_MATRIX, &Sref));
+      PetscCall(MatCreateSubMatrix(B, rows, cols, MAT_INITIAL_MATRIX, &S));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "submatrix%s-type/%s/%s", odd ? "-odd-rows" : "", type, mname));
+      PetscCall(CheckType(S, type, name));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "submatrix%s-product/%s/%s", odd ? "-odd-rows" : "", type, mname));
+      PetscCall(CheckProduct(Sref, S, name));
+      PetscCall(MatCreateSubMatrix(A2, rows, cols, MAT_INITIAL_MATRIX, &S2ref));
+      PetscCall(MatCreateSubMatrix(E, rows, cols, MAT_REUSE_MATRIX, &S)); /* E: A2's values */
+      PetscCall(PetscSNPrintf(name, sizeof(name), "submatrix%s-reuse-product/%s/%s", odd ? "-odd-rows" : "", type, mname));
+      PetscCall(CheckProduct(S2ref, S, name));
+      PetscCall(MatDestroy(&S2ref));
+      PetscCall(MatDestroy(&Sref));
+      PetscCall(MatDestroy(&S));
+      PetscCall(ISDestroy(&rows));
+      PetscCall(ISDestroy(&cols));
+    }
+  }
+
   /* between types under test */
   for (PetscInt u = 0; u < types->ntypes; u++) {
     Mat G;

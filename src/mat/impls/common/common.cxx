@@ -959,7 +959,8 @@ PetscErrorCode VecArray::get(Vec v, Mode mode, bool device, Staging *stage, int 
       stage->slot[slot].resize(std::size_t(n_) * sizeof(PetscScalar));
       if (mode != kWrite && n_) cuda::copy_to_device(stage->slot[slot].get(), host_, std::size_t(n_) * sizeof(PetscScalar), stream);
     }));
-    if (mode != kWrite) PetscCall(PetscLogCpuToGpu((PetscLogDouble)n_ * sizeof(PetscScalar)));
+    if (mode != kWrite && n_) PetscCall(PetscLogCpuToGpu((PetscLogDouble)n_ * sizeof(PetscScalar)));
+    PetscCall(PetscInfo(v, "staging a host vector (%s) of %" PetscInt_FMT " entries on the GPU\n", ((PetscObject)v)->type_name, n_));
     ptr_ = stage->slot[slot].as<PetscScalar>();
   }
 #else

@@ -415,7 +415,28 @@ PetscErrorCode CreateSubMatrices(Mat A, PetscInt n, const IS irow[], const IS ic
   PetscCall(err);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
 #endif
+
+// MatCreateSubMatrix (fieldsplit's blocks, GAMG's levels moved to fewer ranks): MPIAIJ makes the
+// result of A's type, except where the rows and the columns both keep A's distribution. There it
+// joins two SeqAIJ submatrices with MatCreateMPIAIJWithSeqAIJ, which names the result after its
+// diagonal block: aijcusparse's blocks make an mpiaijcusparse, ours SeqAIJ ones a plain MPIAIJ,
+// which for a GPU type would multiply on the host inside every solve. Such a result becomes A's
+// type, in place, so that
+// what MPIAIJ composed on it for a reuse stays; a reuse refills its SeqAIJ blocks and assembles it,
+// which brings its copies up to date.
+PetscErrorCode CreateSubMatrix(Mat A, IS isrow, IS iscol, MatReuse scall, Mat *B)
+{
+  using Fn = PetscErrorCode (*)(Mat, IS, IS, MatReuse, Mat *);
+  PetscBool plain = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(Mpi(A)->call<Fn>(kCreateSubMatrix, A, isrow, iscol, scall, B));
+  if (scall == MAT_INITIAL_MATRIX) PetscCall(PetscObjectTypeCompare((PetscObject)*B, MATMPIAIJ, &plain));
+  if (plain) PetscCall(MatConvert(*B, ((PetscObject)A)->type_name, MAT_INPLACE_MATRIX, B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 PetscErrorCode Destroy(Mat A)
 {
@@ -616,7 +637,8 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,
                               (OpFn)SetFromOptions, products,       (OpFn)GetDiagonal,  (OpFn)MpiAXPY,
                               nullptr,              nullptr,        (OpFn)Residual,
-                              (OpFn)BindToCPU,      sub_matrices,   diagonal_block};
+                              (OpFn)BindToCPU,      sub_matrices,   diagonal_block,
+                              nullptr,              nullptr,        (OpFn)CreateSubMatrix};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

@@ -35,6 +35,7 @@ enum OpIndex {
   kGetDiagonalBlock,
   kLUFactor, // in place (MatLUFactor), as the one below
   kILUFactor,
+  kCreateSubMatrix,
   kNumOps
 };
 constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD,         MATOP_MULT_TRANSPOSE,        MATOP_MULT_TRANSPOSE_ADD,
@@ -42,7 +43,7 @@ constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD
                                                MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS, MATOP_GET_DIAGONAL, MATOP_AXPY,
                                                MATOP_SCALE,        MATOP_DIAGONAL_SCALE,   MATOP_RESIDUAL,
                                                MATOP_BIND_TO_CPU,  MATOP_CREATE_SUBMATRICES, MATOP_GET_DIAGONAL_BLOCK,
-                                               MATOP_LUFACTOR,     MATOP_ILUFACTOR};
+                                               MATOP_LUFACTOR,     MATOP_ILUFACTOR,        MATOP_CREATE_SUBMATRIX};
 
 // A format copy of a SeqAIJ block, or of its transpose, kept while the block keeps the (id, state)
 // it was built from: the MPI types' diagonal and off-diagonal blocks and every transposed copy.
