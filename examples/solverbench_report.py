@@ -5,6 +5,7 @@
             [--title TEXT] [--total ksp|snes] [--fixed-its] [--timeout SECONDS] [--command TEXT] [--meta KEY=VALUE ...]
     python3 examples/solverbench_report.py skip CSV --case NAME --type TYPE --note TEXT [--title TEXT] [--meta KEY=VALUE ...]
     python3 examples/solverbench_report.py report CSV [--md FILE] [--readme README.md --link PATH]
+    python3 examples/solverbench_report.py summary CSV [CSV ...]
 
 `add` parses the output of one run of a PETSc tutorial or example (its -log_view, the converged
 reasons and the final residual) and appends one row to CSV, writing the header when the file is new;
@@ -15,7 +16,8 @@ columns; events a run did not log (a host type, a PETSc without CUDA) stay empty
 `report` writes one markdown table per case to stdout or to --md, under a line naming the GPU, the
 PETSc version and the date; with --readme it also replaces the block between the lines
 `<!-- solverbench:begin -->` and `<!-- solverbench:end -->` of that file by the same tables and a
-link to --link (the full report).
+link to --link (the full report). `summary` prints one markdown line per case of one or more CSVs:
+iterations, KSPSolve of each type with its speedup over the reference, and each type's PCSetUp speedup.
 
 -log_view is read robustly: event names may contain spaces ("PCGAMG Gal l00"), so each event line is
 split from the right (20 numeric fields, 26 when PETSc has CUDA and prints the CpuToGpu/GpuToCpu
@@ -263,9 +265,10 @@ def header_line(rows):
     cuda = distinct(rows, "cuda")
     host = distinct(rows, "host")
     sizes = distinct(rows, "size")
-    return "GPU: {}; PETSc {}{}; host CPU: {}; {}; size {}; one MPI rank, one run per case and type".format(
+    ranks = "MPI ranks as each case's name says (-npN; else one)" if any(re.search(r"-np\d+$", r["case"]) for r in rows) else "one MPI rank"
+    return "GPU: {}; PETSc {}{}; host CPU: {}; {}; size {}; {}, one run per case and type".format(
         ", ".join(distinct(rows, "gpu")) or "none", ", ".join(distinct(rows, "petsc")) or "unknown", f"; CUDA {', '.join(cuda)}" if cuda else "",
-        ", ".join(host) or "unknown", when, ", ".join(sizes) or "unknown")
+        ", ".join(host) or "unknown", when, ", ".join(sizes) or "unknown", ranks)
 
 
 def reference(rows):
@@ -404,6 +407,44 @@ def report(rows, with_commands):
     return text
 
 
+def summary(rows):
+    """one line per case: the reference's iterations and KSPSolve, each other type's KSPSolve with its
+    speedup, and each type's PCSetUp speedup (the full tables are report's)"""
+    ref = reference(rows)
+    types = [t for t in distinct([r for r in rows if r["status"] != "skipped"], "type") if t != ref]
+    cases = OrderedDict()
+    for r in rows:
+        if r["status"] != "skipped":
+            cases.setdefault(r["case"], {})[r["type"]] = r
+    ratio = lambda a, b: f"{a / b:.2f}x" if a and b and min(a, b) >= MIN_SPEEDUP_S else "-"
+    head = ["case", "its", f"{ref} KSPSolve (s)"] + [f"{t} KSPSolve (s)" for t in types] + [f"{t} PCSetUp vs {ref}" for t in types]
+    out = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for case, by_type in cases.items():
+        rr = by_type.get(ref)
+        if not rr or rr["status"] != "ok":
+            continue
+        rk, rp = number(rr.get("ksp_solve_s")), number(rr.get("pc_setup_s"))
+        its = {by_type[t].get("its") for t in [ref] + types if t in by_type and by_type[t]["status"] == "ok"}
+        cells = [case, rr.get("its") or "-" if len(its) == 1 else "differ: " + ", ".join(f"{t} {by_type[t].get('its')}" for t in [ref] + types if t in by_type),
+                 seconds(rr.get("ksp_solve_s"))]
+        for t in types:
+            r = by_type.get(t)
+            cells.append(f"{seconds(r.get('ksp_solve_s'))} ({ratio(rk, number(r.get('ksp_solve_s')))})" if r and r["status"] == "ok" else (r or {}).get("status", "-"))
+        for t in types:
+            r = by_type.get(t)
+            cells.append(ratio(rp, number(r.get("pc_setup_s"))) if r and r["status"] == "ok" else "-")
+        out.append("| " + " | ".join(md_cell(str(c)) for c in cells) + " |")
+    return out
+
+
+def cmd_summary(args):
+    rows = [r for path in args.csv for r in read_rows(path)]
+    if not rows:
+        sys.exit("solverbench_report: the CSV holds no results")
+    sys.stdout.write("\n".join(summary(rows)) + "\n")
+    return 0
+
+
 def replace_block(path, block):
     try:
         with open(path) as f:
@@ -466,8 +507,10 @@ def main(argv=None):
     r.add_argument("--md", metavar="FILE")
     r.add_argument("--readme", metavar="FILE", help=f"also replace the block between {BEGIN} and {END} in FILE")
     r.add_argument("--link", metavar="PATH", help="the full report, linked from the README block")
+    m = sub.add_parser("summary", help="one markdown line per case: KSPSolve and PCSetUp against the reference, from one or more CSVs")
+    m.add_argument("csv", nargs="+")
     args = p.parse_args(argv)
-    return {"add": cmd_add, "skip": cmd_skip, "report": cmd_report}[args.cmd](args)
+    return {"add": cmd_add, "skip": cmd_skip, "report": cmd_report, "summary": cmd_summary}[args.cmd](args)
 
 
 if __name__ == "__main__":
