@@ -7,6 +7,7 @@ static char help[] = "MatConvert to and from every type under test (initial, reu
    multiply like the source. A conversion builds each format copy once (MatGpuMatsGetUpdateCounts),
    and a change right after it, without assembly, is seen.
 */
+#include <petsc/private/matimpl.h> /* the composed functions of a matrix (its qlist) */
 #include "testmats.h"
 
 /* B x == A x (A: AIJ) within rounding; names the check */
@@ -29,6 +30,26 @@ static PetscErrorCode CheckType(Mat B, const char *root, const char *name)
   PetscCall(MatGetType(B, &t));
   PetscCall(PetscStrcmp(t, expect, &ok));
   PetscCall(Check(PetscObjectComm((PetscObject)B), ok, name, t));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* once converted back to AIJ, C carries no function composed under our type's name (PETSc's
+   -checkfunctionlist lists every one left when the matrix is destroyed) */
+static PetscErrorCode CheckNoneComposed(Mat C, const char *root, const char *name)
+{
+  PetscMPIInt  size;
+  char         concrete[64], first[256] = "";
+  const char **names = NULL;
+  int          n     = 0;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
+  PetscCall(ConcreteName(root, size, concrete, sizeof(concrete)));
+  PetscCall(PetscFunctionListGet(((PetscObject)C)->qlist, &names, &n));
+  for (int i = 0; i < n && !first[0]; i++)
+    if (names[i] && strstr(names[i], concrete)) PetscCall(PetscStrncpy(first, names[i], sizeof(first)));
+  PetscCall(PetscFree(names));
+  PetscCall(Check(PetscObjectComm((PetscObject)C), first[0] ? PETSC_FALSE : PETSC_TRUE, name, first));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -150,6 +171,8 @@ static PetscErrorCode CheckType_(Mat A, const char *mname, const char *type, Typ
   PetscCall(MatConvert(D, MATAIJ, MAT_INPLACE_MATRIX, &D));
   PetscCall(PetscSNPrintf(name, sizeof(name), "round-trip-inplace-exact/%s/%s", type, mname));
   PetscCall(CheckExact(A, D, name));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "round-trip-inplace-none-composed/%s/%s", type, mname));
+  PetscCall(CheckNoneComposed(D, type, name));
 
   /* reuse: new values into an existing converted matrix */
   PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &A2));

@@ -274,7 +274,9 @@ PetscErrorCode AIJConvertTargets(Mat A, const char *prefix, std::vector<std::str
     if (s.compare(0, lead.size(), lead) != 0 || s.size() < lead.size() + 3 || s.compare(s.size() - 2, 2, "_C") != 0) continue;
     const std::string dst = s.substr(lead.size(), s.size() - lead.size() - 2);
     bool              device;
-    if (dst.compare(0, 3, "aij") == 0 || dst.compare(0, 6, "seqaij") == 0 || dst.compare(0, 6, "mpiaij") == 0 || find_type(dst.c_str(), &device)) continue;
+    // (ours under any name: into_names composes MatConvert_seqaij_seqcmrscuda_C too)
+    const bool ours = find_type(dst.c_str(), &device) || ((dst.compare(0, 3, "seq") == 0 || dst.compare(0, 3, "mpi") == 0) && find_type(dst.c_str() + 3, &device));
+    if (dst.compare(0, 3, "aij") == 0 || dst.compare(0, 6, "seqaij") == 0 || dst.compare(0, 6, "mpiaij") == 0 || ours) continue;
     targets->push_back(dst);
   }
   PetscCall(PetscFree(names));
@@ -292,8 +294,22 @@ PetscErrorCode ComposeConverters(Mat A, const char *prefix, const FormatInfo &f,
     if (src != name)
       for (const std::string &n : into_names(src, prefix, f, device)) PetscCall(PetscObjectComposeFunction((PetscObject)A, n.c_str(), into));
   for (const std::string &dst : convert_targets(prefix)) PetscCall(PetscObjectComposeFunction((PetscObject)A, convert_name(name, dst).c_str(), back));
-  PetscCall(AIJConvertTargets(A, prefix, &others));
-  for (const std::string &dst : others) PetscCall(PetscObjectComposeFunction((PetscObject)A, convert_name(name, dst).c_str(), back ? ConvertAsAIJ : nullptr));
+  if (back) {
+    PetscCall(AIJConvertTargets(A, prefix, &others));
+    for (const std::string &dst : others) PetscCall(PetscObjectComposeFunction((PetscObject)A, convert_name(name, dst).c_str(), ConvertAsAIJ));
+  } else {
+    // every converter out of this type, whatever the targets were when it was composed: an object
+    // must carry none of ours once it is AIJ again (PETSc's -checkfunctionlist lists what is left
+    // at its destruction)
+    const std::string lead  = "MatConvert_" + name + "_";
+    const char      **names = nullptr;
+    int               n     = 0;
+    PetscCall(PetscFunctionListGet(((PetscObject)A)->qlist, &names, &n));
+    for (int i = 0; i < n; ++i)
+      if (names[i] && std::string(names[i]).compare(0, lead.size(), lead) == 0) others.push_back(names[i]);
+    PetscCall(PetscFree(names));
+    for (const std::string &c : others) PetscCall(PetscObjectComposeFunction((PetscObject)A, c.c_str(), (ConvertFn) nullptr));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
