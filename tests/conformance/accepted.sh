@@ -25,7 +25,7 @@ accept type-names "views name the matrix type, ours where PETSc's prints its own
   "s/\\b(seq|mpi)aij${ours}\\b/\\1aij${ref}/g"
 
 # The matrix view at ASCII_INFO (what -ksp_view and -mat_view ::ascii_info print) adds our format's
-# lines after AIJ's (common.cxx ViewOperator/ViewUpdates/ViewTranspose, seq.cxx and mpi.cxx View):
+# lines after AIJ's (view.cxx ViewOperator/ViewUpdates/ViewTranspose, seq.cxx and mpi.cxx View):
 # the format's parameters and footprint, where it lives, its transpose and update modes, and for
 # MPI types the ghost exchange and each rank's place. AIJ's own lines stay and are compared.
 accept own-view-lines "our matrix view adds lines about the format after AIJ's" \
@@ -37,6 +37,13 @@ accept own-view-lines "our matrix view adds lines about the format after AIJ's" 
    /^ *same-pattern changes: .*\(-mat_gpumats_values_update /d
    /^ *ghost exchange: /d
    /^ *rank [0-9]+ \(node-local rank [0-9]+ of [0-9]+\): /d'
+
+# -info: the loading of our library (-dll_append, which only our runs carry) and our own messages,
+# by the functions of ours that print them (src/mat/impls, PetscInfo). PETSc's lines stay and are
+# compared.
+accept own-info-lines "-info prints our library's loading and our own messages" \
+  '/^\[[0-9]+\] <sys> Petsc[A-Za-z]+\(\): .*libpetscgpumats/d
+   /^\[[0-9]+\] <[a-z]+> (AdoptDM|BindToCPU|BuildAtThisAssembly|BuildFromSeqAIJ|BuildInAssembly|ConvertAsAIJ|CreateInterpolationInType|DeviceAXPY|NotSubset|ProductAsAIJ|ProductSetFromOptions|ProductSymbolic|UpdateValuesFromDevice|UploadPinned|get)\(\): /d'
 
 # The swap's own options where a program lists its options (an error message's option list,
 # -options_left's "Option left"): the type given, and -dll_append, which only our runs carry.

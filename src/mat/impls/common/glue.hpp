@@ -154,7 +154,7 @@ public:
   // the same way (empty when not active)
   const std::vector<std::int32_t> &order() const { return order_; }
   // ep applied to the block's product with x, where product(xc, epc) applies epc to the copy's
-  // product with xc, both in the copy's order (defined in common.cxx, its one user)
+  // product with xc, both in the copy's order (defined in operator.cxx, its one user)
   template <class Product>
   void apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream, Product &&product);
   // d = the block's diagonal (GPU copies), where fill(y) writes the copy's diagonal, in the copy's
@@ -481,7 +481,7 @@ PetscErrorCode guarded(MPI_Comm comm, const char *context, F &&body)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// ---- shared pieces of the Seq and MPI types (seq.cxx, mpi.cxx, common.cxx) ----------------------
+// ---- shared pieces of the Seq and MPI types (options, block_build, view, apply, device_select) ----
 
 // How MatMultTranspose(Add) multiplies (-mat_gpumats_transpose): with an explicit copy of the
 // transpose in the format, built at the first such product after a change and kept while the
@@ -561,7 +561,7 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
 // stays untouched. With values auto, and op built from this block with its nonzero pattern still
 // (op.pattern), only the values move (FormatOperator::update_values, event GpuMatsValues);
 // otherwise, or where that cannot be exact, op is converted in full (event <FORMAT>Convert).
-// counts (may be null) counts which one it was.
+// What to build is a BlockBuild: counts (may be null) counts which one it was.
 // diagonal: the block is a diagonal block (its columns are the rows' own unknowns), so
 // -mat_gpumats_reorder may renumber both, and -mat_gpumats_long_rows may split its rows; an
 // off-diagonal block (not diagonal, not transposed) keeps its rows with entries only where at most
@@ -573,9 +573,17 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
 // host_stale: the block's newest values are on_device's only (TypeData::host_stale); the host's
 // are read (MatSeqAIJGetArrayRead, which brings them down) only where the build needs them: on the
 // host, transposed, renumbered, or with long rows split off (the tail is cut from the host CSR).
-PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, bool device, PetscInt block_size, bool diagonal, bool transposed = false,
-                               ValuesUpdate values = ValuesUpdate::kRebuild, UpdateCounts *counts = nullptr, const DeviceCsrIn *on_device = nullptr,
-                               bool host_stale = false);
+struct BlockBuild {
+  bool               device     = false; // a GPU copy
+  PetscInt           block_size = 1;
+  bool               diagonal   = false;
+  bool               transposed = false;
+  ValuesUpdate       values     = ValuesUpdate::kRebuild;
+  UpdateCounts      *counts     = nullptr;
+  const DeviceCsrIn *on_device  = nullptr;
+  bool               host_stale = false;
+};
+PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &op, const BlockBuild &how);
 // The values-only update of a GPU copy from values that are on the GPU only (MatSetValuesCOO with
 // device values, coo.cxx): the block's structure is read on the host (it is current there: only
 // its values are stale), device_values holds its nnz values on the device. *done is false, and op

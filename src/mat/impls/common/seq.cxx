@@ -73,7 +73,10 @@ PetscErrorCode Build(Mat A, bool in_assembly)
 #endif
   // (with A's newest values on the GPU only, converted from the shadow's CSR there: the host values
   // come down only if the build needs them, BuildFromSeqAIJ)
-  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, d->device, bs, true, false, d->values_update, &d->updates, have ? &on_device : nullptr, d->host_stale));
+  BlockBuild how;
+  how.device = d->device, how.block_size = bs, how.diagonal = true, how.values = d->values_update, how.counts = &d->updates;
+  how.on_device = have ? &on_device : nullptr, how.host_stale = d->host_stale;
+  PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, how));
   PetscCall(d->mark_current(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

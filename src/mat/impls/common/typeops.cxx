@@ -20,7 +20,9 @@ PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOpe
   if (op && bid == id && bstate == state) PetscFunctionReturn(PETSC_SUCCESS);
   if (!op) op = proto.clone_parameters();
   id = -1;
-  PetscCall(BuildFromSeqAIJ(block, f, *op, device, block_size, diagonal, transposed, values, counts));
+  BlockBuild how;
+  how.device = device, how.block_size = block_size, how.diagonal = diagonal, how.transposed = transposed, how.values = values, how.counts = counts;
+  PetscCall(BuildFromSeqAIJ(block, f, *op, how));
   id = bid, state = bstate;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
