@@ -415,7 +415,6 @@ PetscErrorCode CreateSubMatrices(Mat A, PetscInt n, const IS irow[], const IS ic
   PetscCall(err);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-
 #endif
 
 // MatCreateSubMatrix (fieldsplit's blocks, GAMG's levels moved to fewer ranks): MPIAIJ makes the
@@ -423,9 +422,8 @@ PetscErrorCode CreateSubMatrices(Mat A, PetscInt n, const IS irow[], const IS ic
 // joins two SeqAIJ submatrices with MatCreateMPIAIJWithSeqAIJ, which names the result after its
 // diagonal block: aijcusparse's blocks make an mpiaijcusparse, ours SeqAIJ ones a plain MPIAIJ,
 // which for a GPU type would multiply on the host inside every solve. Such a result becomes A's
-// type, in place, so that
-// what MPIAIJ composed on it for a reuse stays; a reuse refills its SeqAIJ blocks and assembles it,
-// which brings its copies up to date.
+// type, in place, so that what MPIAIJ composed on it for a reuse stays; a reuse refills its SeqAIJ
+// blocks and assembles it, which brings its copies up to date.
 PetscErrorCode CreateSubMatrix(Mat A, IS isrow, IS iscol, MatReuse scall, Mat *B)
 {
   using Fn = PetscErrorCode (*)(Mat, IS, IS, MatReuse, Mat *);

@@ -260,20 +260,31 @@ PetscErrorCode ConvertAsAIJ(Mat A, MatType newtype, MatReuse reuse, Mat *B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// The names of the functions composed on A that begin with lead
+PetscErrorCode ComposedNames(Mat A, const std::string &lead, std::vector<std::string> *found)
+{
+  const char **names = nullptr;
+  int          n     = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListGet(((PetscObject)A)->qlist, &names, &n));
+  for (int i = 0; i < n; ++i) // (PETSc 3.18 lists removed entries as null names)
+    if (names[i] && std::string(names[i]).compare(0, lead.size(), lead) == 0) found->push_back(names[i]);
+  PetscCall(PetscFree(names));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 // The targets of AIJ's converters composed on A outside AIJ's own family (ConvertAsAIJ): the <X> of
 // its MatConvert_<prefix>aij_<X>_C other than AIJ, its subclasses (aijcusparse, ...) and our types.
 PetscErrorCode AIJConvertTargets(Mat A, const char *prefix, std::vector<std::string> *targets)
 {
-  const std::string lead  = "MatConvert_" + std::string(prefix) + "aij_";
-  const char      **names = nullptr;
-  int               n     = 0;
+  const std::string        lead = "MatConvert_" + std::string(prefix) + "aij_";
+  std::vector<std::string> composed;
 
   PetscFunctionBegin;
-  PetscCall(PetscFunctionListGet(((PetscObject)A)->qlist, &names, &n));
-  for (int i = 0; i < n; ++i) {
-    if (!names[i]) continue; // (PETSc 3.18 lists removed entries as null names)
-    const std::string s(names[i]);
-    if (s.compare(0, lead.size(), lead) != 0 || s.size() < lead.size() + 3 || s.compare(s.size() - 2, 2, "_C") != 0) continue;
+  PetscCall(ComposedNames(A, lead, &composed));
+  for (const std::string &s : composed) {
+    if (s.size() < lead.size() + 3 || s.compare(s.size() - 2, 2, "_C") != 0) continue;
     const std::string dst = s.substr(lead.size(), s.size() - lead.size() - 2);
     bool              device;
     // (ours under any name: into_names composes MatConvert_seqaij_seqcmrscuda_C too)
@@ -281,7 +292,6 @@ PetscErrorCode AIJConvertTargets(Mat A, const char *prefix, std::vector<std::str
     if (dst.compare(0, 3, "aij") == 0 || dst.compare(0, 6, "seqaij") == 0 || dst.compare(0, 6, "mpiaij") == 0 || ours) continue;
     targets->push_back(dst);
   }
-  PetscCall(PetscFree(names));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -303,13 +313,7 @@ PetscErrorCode ComposeConverters(Mat A, const char *prefix, const FormatInfo &f,
     // every converter out of this type, whatever the targets were when it was composed: an object
     // must carry none of ours once it is AIJ again (PETSc's -checkfunctionlist lists what is left
     // at its destruction)
-    const std::string lead  = "MatConvert_" + name + "_";
-    const char      **names = nullptr;
-    int               n     = 0;
-    PetscCall(PetscFunctionListGet(((PetscObject)A)->qlist, &names, &n));
-    for (int i = 0; i < n; ++i)
-      if (names[i] && std::string(names[i]).compare(0, lead.size(), lead) == 0) others.push_back(names[i]);
-    PetscCall(PetscFree(names));
+    PetscCall(ComposedNames(A, "MatConvert_" + name + "_", &others));
     for (const std::string &c : others) PetscCall(PetscObjectComposeFunction((PetscObject)A, c.c_str(), (ConvertFn) nullptr));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
