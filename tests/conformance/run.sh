@@ -28,11 +28,13 @@
 #
 # Usage: bash tests/conformance/run.sh [options] [selection...]
 #   selection   harness test names with globs (ksp_ksp_tutorials-ex2_*), PETSc source folders
-#               (ksp/ksp/tutorials, ksp/pc: its tests and tutorials), or FIELD:GLOB for a query of
-#               the harness on another field (args:*aijcusparse*). Default: the tutorials of ksp/ksp,
-#               snes and ts (CPU); the cases naming aijcusparse and the tutorials of ksp/ksp and snes (GPU).
-#   --wide      the default selection plus mat/tests, ksp/ksp/tests and ksp/pc (make conformance);
-#               a selection given replaces the default or wide one
+#               (ksp/ksp/tutorials, ksp/pc: its tests and tutorials), FIELD:GLOB for a query of
+#               the harness on another field (args:*-pc_type*gamg*), or argsearch:TEXT for every
+#               case whose arguments contain TEXT. Default: the tutorials of ksp/ksp, snes and ts
+#               (CPU); every case whose arguments name aijcusparse (about 140, of mat, ksp, snes,
+#               tao and dm) and the tutorials of ksp/ksp (GPU).
+#   --wide      the default selection plus mat/tests, ksp/ksp/tests and ksp/pc (make conformance;
+#               on the GPU also snes/tutorials); a selection given replaces the default or wide one
 #   --ci        what CI runs (tests/run.sh): the default selection with every host type. Measured
 #               from a clean build/ on the 2-core CI machine: 18 minutes (compiling the cases and the
 #               reference run 7.5, each host type 3 to 4), about 26 of CI's 60 with the rest of `make
@@ -40,7 +42,7 @@
 #   --gpu       PETSc with CUDA (config/build-petsc-cuda.sh's, or PETSC_DIR/PETSC_ARCH) and the
 #               *cuda types against aijcusparse
 #   --types "T..."  our types to run (default: the host types, or the *cuda types with --gpu)
-#   --jobs N    cases at once (default: twice the cores; 8 with --gpu)
+#   --jobs N    cases at once (default: twice the cores; half of them with --gpu)
 #   --reuse-ref skip the reference run when one of the same selection is on disk (for reruns)
 # Output: "ok TYPE CASE" / "not ok TYPE CASE: what differs" per case, a summary per type, and
 # "N passed, M failed, K known failures, J failing as with aijcrl" last; exits nonzero on any
@@ -73,8 +75,8 @@ done
 
 # Cases at once: on the CPU twice the cores, since the cases' MPI start-ups and small solves leave
 # cores idle (on the 2-core CI machine a host type's run took 287 s with 4 at once, 344 s with 2); on
-# the GPU 8, every case's ranks sharing the GPUs
-[ -n "$jobs" ] || if [ $platform = cpu ]; then jobs=$((2 * $(nproc))); else jobs=8; fi
+# the GPU half the cores, every case's ranks sharing the GPUs
+[ -n "$jobs" ] || if [ $platform = cpu ]; then jobs=$((2 * $(nproc))); else jobs=$(($(nproc) / 2)); fi
 
 LIB=$ROOT/${GPUMATS_LIBDIR:-lib}/libpetscgpumats.so
 WORK=$ROOT/build/conformance/$platform
@@ -106,7 +108,7 @@ else
   [ -n "$types" ] || types="cmrscuda sellpcuda bellpackcuda autocuda"
   export CONFORMANCE_OURS="(cmrs|padsell|bellpack|auto)cuda" CONFORMANCE_REF_AIJ="cusparse"
   export CONFORMANCE_OURS_ROOT="(cmrs|sellp|bellpack|auto)cuda" CONFORMANCE_REF_ROOT="aijcusparse"
-  DEFAULT=('args:*aijcusparse*' ksp/ksp/tutorials snes/tutorials)
+  DEFAULT=(argsearch:aijcusparse ksp/ksp/tutorials)
 fi
 [ -f "$LIB" ] || { echo "conformance: no library at $LIB (make lib)"; echo "0 passed, 1 failed"; exit 1; }
 PETSCDIFF_REAL=$PETSC_DIR/lib/petsc/bin/petscdiff # the harness's own (petsc_bindir in its scripts)
@@ -114,14 +116,16 @@ PETSCDIFF_REAL=$PETSC_DIR/lib/petsc/bin/petscdiff # the harness's own (petsc_bin
 if [ ${#selection[@]} -eq 0 ]; then # a selection given replaces the mode's
   case $mode in
   default) selection=("${DEFAULT[@]}") ;;
-  wide) selection=("${DEFAULT[@]}" "${WIDER[@]}") ;;
+  wide) selection=("${DEFAULT[@]}" "${WIDER[@]}") && [ $platform = gpu ] && selection+=(snes/tutorials) ;;
   ci) selection=("${DEFAULT[@]}") ;;
   esac
 fi
 
-# The selection as one query of the harness: a union (comma) of FIELD/GLOB pairs.
-fields='' values=''
-add_query() { fields+=${fields:+,}$1 values+=${values:+,}$2; }
+# The selection as (FIELD, GLOB) pairs of the harness's query. They are asked one at a time and the
+# answers joined here: the harness's own union (query=a,b) goes wrong when a field other than name
+# matches several of its keys (args:*aijcusparse* does), its answers then shifting onto the next pairs.
+fields=() values=()
+add_query() { fields+=("$1") values+=("$2"); }
 for s in "${selection[@]}"; do
   case $s in
   *:*) add_query "${s%%:*}" "${s#*:}" ;;
@@ -134,17 +138,26 @@ for s in "${selection[@]}"; do
   *) add_query name "$s" ;;
   esac
 done
+selection_targets() { # the harness's targets of every pair, each once
+  local i
+  for i in "${!fields[@]}"; do
+    if [ "${fields[$i]}" = argsearch ]; then # the harness's substring search of every case's arguments
+      "${HARNESS[@]}" -s print-test TESTDIR="$TESTS" argsearch="${values[$i]}" 2>/dev/null
+    else
+      "${HARNESS[@]}" -s print-test TESTDIR="$TESTS" query="${fields[$i]}" queryval="${values[$i]}" 2>/dev/null
+    fi
+  done | tr ' ' '\n' | grep -v '^$' | sort -u | paste -sd' '
+}
 
-# Runs the harness with extra options, over the selection or over the named cases (the harness's
+# Runs the harness with extra options over the named cases (the harness's
 # targets); its records go to $WORK/$1.
-run_harness() { # name extra-options [cases]
-  local name=$1 out=$WORK/$1 t0=$SECONDS which
+run_harness() { # name extra-options cases
+  local name=$1 out=$WORK/$1 t0=$SECONDS
   rm -rf "$out"
   mkdir -p "$out"
-  if [ -n "${3:-}" ]; then which=(gs="$3"); else which=(query="$fields" queryval="$values"); fi
   CONFORMANCE_RUN=$name CONFORMANCE_OUT=$out CONFORMANCE_REF=$WORK/ref/outputs \
     CONFORMANCE_PETSCDIFF=$PETSCDIFF_REAL PETSCDIFF="bash $HERE/petscdiff.sh" \
-    "${HARNESS[@]}" test TESTDIR="$TESTS" "${which[@]}" EXTRA_OPTIONS="$2" \
+    "${HARNESS[@]}" test TESTDIR="$TESTS" gs="$3" EXTRA_OPTIONS="$2" \
     ${CONFORMANCE_TIMEOUT:+TIMEOUT=$CONFORMANCE_TIMEOUT} -j"$jobs" >"$out/harness.log" 2>&1
   cp "$TESTS"/test_*_tap.log "$out/tap.log" 2>/dev/null || : >"$out/tap.log"
   echo $((SECONDS - t0)) >"$out/seconds"
@@ -197,12 +210,14 @@ echo "# conformance ($platform): PETSc $(sed -n 's/^#define PETSC_VERSION_\(MAJO
   "$PETSC_DIR/include/petscversion.h" | paste -sd.) at $PETSC_DIR${PETSC_ARCH:+/$PETSC_ARCH}; selection: ${selection[*]}"
 
 # The reference run (it also compiles the cases the first time)
-signature="$REF_OPTIONS $VEC_OPTIONS | $fields | $values"
+signature="$REF_OPTIONS $VEC_OPTIONS | ${fields[*]} | ${values[*]}"
 if [ $reuse_ref = 1 ] && [ -f "$WORK/ref/signature" ] && [ "$(cat "$WORK/ref/signature")" = "$signature" ] &&
   [ -n "$(ls "$WORK/ref/outputs" 2>/dev/null)" ]; then
   echo "# reference: reusing the run of $(date -r "$WORK/ref/signature" '+%F %T')"
 else
-  run_harness ref "$REF_OPTIONS $VEC_OPTIONS"
+  cases=$(selection_targets)
+  [ -n "$cases" ] || { echo "0 passed, 1 failed (the selection names no case of the harness: ${selection[*]})"; exit 1; }
+  run_harness ref "$REF_OPTIONS $VEC_OPTIONS" "$cases"
   echo "$signature" >"$WORK/ref/signature"
 fi
 classify "$WORK/ref/tap.log" --command-only >"$WORK/ref/cases"

@@ -27,6 +27,11 @@ static char help[] = "MatSetPreallocationCOO/MatSetValuesCOO on every type under
      scale          MatScale
      add-after      MatSetValuesCOO(ADD_VALUES) after the scale
      repattern      MatSetPreallocationCOO again with another pattern, then INSERT_VALUES
+     repattern-thinned  the first pattern without its entries in columns j = 1 (mod 3): fewer ghost
+                    columns, the same nonzero state of the matrix as the last preallocation's
+     repattern-back the first pattern again (the same nonzero state again)
+   Each step also compares B B^T with R R^T (the products of the MPI GPU types see the blocks
+   through a stand-in that must follow every new pattern).
 */
 #include "testmats.h"
 
@@ -116,6 +121,19 @@ static PetscErrorCode Values(PetscCount n, PetscInt seed, PetscMPIInt rank, Pets
 {
   PetscFunctionBeginUser;
   for (PetscCount k = 0; k < n; k++) v[k] = 2 * TestHash(seed, rank, (PetscInt)k + 5) - 1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* t without its entries in columns j = 1 (mod 3) */
+static PetscErrorCode Thinned(const Triplets *t, Triplets *out)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc2(t->n + 1, &out->i, t->n + 1, &out->j));
+  out->n = 0;
+  for (PetscCount k = 0; k < t->n; k++) {
+    if (t->j[k] % 3 == 1) continue;
+    out->i[out->n] = t->i[k], out->j[out->n] = t->j[k], out->n++;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -259,6 +277,19 @@ static PetscErrorCode CompareAll(Mat R, Mat B, const char *step, const char *typ
   PetscCall(CheckSameProduct(R, B, 3, name));
   PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose/%s/%s/%s", step, type, mat));
   PetscCall(CheckSameTransposeProduct(R, B, 4, name));
+  {
+    Mat Rt, Bt, RRt, BBt;
+    PetscCall(MatTranspose(R, MAT_INITIAL_MATRIX, &Rt));
+    PetscCall(MatTranspose(B, MAT_INITIAL_MATRIX, &Bt));
+    PetscCall(MatMatMult(R, Rt, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &RRt));
+    PetscCall(MatMatMult(B, Bt, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &BBt));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "product-with-transpose/%s/%s/%s", step, type, mat));
+    PetscCall(CheckSameProduct(RRt, BBt, 7, name));
+    PetscCall(MatDestroy(&BBt));
+    PetscCall(MatDestroy(&RRt));
+    PetscCall(MatDestroy(&Bt));
+    PetscCall(MatDestroy(&Rt));
+  }
   PetscCall(PetscSNPrintf(name, sizeof(name), "plain-blocks/%s/%s/%s", step, type, mat));
   PetscCall(CheckPlainBlocks(B, name));
   /* the host CSR (MatConvert reads it): never stale, also after values that arrived on the device.
@@ -315,10 +346,11 @@ int main(int argc, char **argv)
   device = PETSC_FALSE; /* no device arrays without a CUDA PETSc */
 #endif
   for (size_t m = 0; m < sizeof(mats) / sizeof(mats[0]); m++) {
-    Triplets t, t2;
+    Triplets t, t2, t3;
     PetscInt M, N, M2, N2;
     PetscCall(MakeTriplets(PETSC_COMM_WORLD, mats[m], 1, &M, &N, &t));
     PetscCall(MakeTriplets(PETSC_COMM_WORLD, mats[m], 2, &M2, &N2, &t2)); /* same sizes, another pattern where random */
+    PetscCall(Thinned(&t, &t3));
     for (PetscInt k = 0; k < types.ntypes; k++) {
       const char *ty = types.types[k];
       Mat         R, B;
@@ -368,11 +400,25 @@ int main(int argc, char **argv)
       PetscCall(SetCOO(R, t2.n, 23, INSERT_VALUES, device));
       PetscCall(SetCOO(B, t2.n, 23, INSERT_VALUES, device));
       PetscCall(CompareAll(R, B, "repattern", ty, mats[m]));
+      /* PETSc's MPIAIJ gives each COO preallocation's new blocks the nonzero state of the last
+         one's, so the matrix's nonzero state stays the same from here on: a pattern (ghost
+         columns, blocks the products see) keyed on it alone would look unchanged */
+      PetscCall(Preallocate(R, &t3));
+      PetscCall(Preallocate(B, &t3));
+      PetscCall(SetCOO(R, t3.n, 24, INSERT_VALUES, device));
+      PetscCall(SetCOO(B, t3.n, 24, INSERT_VALUES, device));
+      PetscCall(CompareAll(R, B, "repattern-thinned", ty, mats[m]));
+      PetscCall(Preallocate(R, &t));
+      PetscCall(Preallocate(B, &t));
+      PetscCall(SetCOO(R, t.n, 25, INSERT_VALUES, device));
+      PetscCall(SetCOO(B, t.n, 25, INSERT_VALUES, device));
+      PetscCall(CompareAll(R, B, "repattern-back", ty, mats[m]));
       PetscCall(MatDestroy(&R));
       PetscCall(MatDestroy(&B));
     }
     PetscCall(TripletsFree(&t));
     PetscCall(TripletsFree(&t2));
+    PetscCall(TripletsFree(&t3));
   }
   PetscCall(FreeTypeList(&types));
   PetscCall(PetscFinalize());

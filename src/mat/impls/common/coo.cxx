@@ -64,6 +64,7 @@ PetscErrorCode MpiPreallocationCOO(Mat A, PetscCount n, PetscInt coo_i[], PetscI
     if (!plain) PetscCall(MatConvert(block, MATSEQAIJ, MAT_INPLACE_MATRIX, &block));
   }
   Data(A)->invalidate(); // new blocks: the format copies are rebuilt at the next use
+  PetscCall(MpiNewBlocks(A)); // and its ghost exchange, whatever A's nonzero state says
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -41,6 +41,14 @@ struct MpiData final : TypeData {
   // copies of the blocks' transposes for MatMultTranspose(Add) on the explicit path, built at its
   // first use and freed when their block changes or a product takes the implicit path (see seq.cxx)
   BlockCopy diag_t, offd_t;
+  // Which blocks A's ghost exchange and GPU product stand-in were made for: A's nonzero state and
+  // `pattern`, a count of the times A got new blocks. The nonzero state alone does not tell:
+  // MPIAIJ's is the sum of its blocks', and blocks made anew (MatMPIAIJSetPreallocation, COO
+  // preallocation) start from the same states each time. `pattern` moves only in collective calls
+  // (NoteNewBlocks), so every rank rebuilds, collectively, at the same call.
+  std::uint64_t                   pattern = 0;
+  PetscObjectId                   seen_blocks[2]{-1, -1}; // the blocks at the last assembly
+  std::uint64_t                   scatter_pattern = 0, halo_pattern = 0;
   PetscObjectState                scatter_nz = -1; // nonzero state of A the scatter was built for
   Vec                             ghosts     = nullptr;
   VecScatter                      scatter    = nullptr; // PETSc's exchange, and the reverse one of transposes
@@ -96,7 +104,7 @@ PetscErrorCode UpdateScatter(Mat A, Mat Ao, const PetscInt *garray)
 
   PetscFunctionBegin;
   PetscCall(MatGetNonzeroState(A, &nz));
-  if (d->scatter && nz == d->scatter_nz) PetscFunctionReturn(PETSC_SUCCESS);
+  if (d->scatter && nz == d->scatter_nz && d->pattern == d->scatter_pattern) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(VecScatterDestroy(&d->scatter));
   PetscCall(VecDestroy(&d->ghosts));
   PetscCall(MatGetLocalSize(Ao, NULL, &nghost));
@@ -112,7 +120,7 @@ PetscErrorCode UpdateScatter(Mat A, Mat Ao, const PetscInt *garray)
   PetscCall(VecScatterCreate(xtemplate, from, d->ghosts, NULL, &d->scatter));
   PetscCall(VecDestroy(&xtemplate));
   PetscCall(ISDestroy(&from));
-  d->scatter_nz = nz;
+  d->scatter_nz = nz, d->scatter_pattern = d->pattern;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -142,10 +150,10 @@ PetscErrorCode UpdateExchange(Mat A, Mat Ao, const PetscInt *garray)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatGetNonzeroState(A, &nz));
-  if (d->halo.ready() && nz == d->halo_nz) PetscFunctionReturn(PETSC_SUCCESS);
+  if (d->halo.ready() && nz == d->halo_nz && d->pattern == d->halo_pattern) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatGetLocalSize(Ao, NULL, &nghost));
   PetscCall(d->halo.setup(A, garray, nghost, d->device));
-  d->halo_nz = nz;
+  d->halo_nz = nz, d->halo_pattern = d->pattern;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -323,6 +331,31 @@ PetscErrorCode Residual(Mat A, Vec b, Vec x, Vec r)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// Collective. Moves A's pattern count where A has new blocks on some rank since the last call
+// (known: on every rank, as after a COO preallocation, which needs no message).
+PetscErrorCode NoteNewBlocks(Mat A, bool known)
+{
+  MpiData      *d = Mpi(A);
+  Mat           Ad, Ao;
+  PetscObjectId ids[2];
+  PetscBool     changed;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, nullptr));
+  PetscCall(PetscObjectGetId((PetscObject)Ad, &ids[0]));
+  PetscCall(PetscObjectGetId((PetscObject)Ao, &ids[1]));
+  changed = (known || ids[0] != d->seen_blocks[0] || ids[1] != d->seen_blocks[1]) ? PETSC_TRUE : PETSC_FALSE;
+  if (!known) PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &changed, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)A)));
+  if (changed) {
+    d->pattern++;
+#if PetscDefined(HAVE_CUDA)
+    d->standin.release(); // (its blocks share the old blocks' arrays)
+#endif
+  }
+  d->seen_blocks[0] = ids[0], d->seen_blocks[1] = ids[1];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
 {
   Mat             Ad, Ao;
@@ -335,7 +368,9 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
   if (Mpi(A)->device) PetscCall(MatSetOption(Ad, MAT_USE_INODES, PETSC_FALSE));
   PetscCall(Mpi(A)->call<PetscErrorCode (*)(Mat, MatAssemblyType)>(kAssemblyEnd, A, mode));
   PetscCall(KeepBinding(A)); // (bound: AIJ's operations, whatever the assembly put back)
-  // MPIAIJ's assembly may have made a new off-diagonal block (new nonzeros disassemble it)
+  // MPIAIJ's assembly may have made a new off-diagonal block (new nonzeros disassemble it), its
+  // preallocation new blocks of both kinds
+  PetscCall(NoteNewBlocks(A, false));
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
   if (mode == MAT_FINAL_ASSEMBLY) {
     PetscBool now = Mpi(A)->build_at == BuildAt::kAssembly && !Bound(A) ? PETSC_TRUE : PETSC_FALSE; // (bound: none until unbound)
@@ -610,6 +645,8 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 #if PetscDefined(HAVE_CUDA)
 PetscErrorCode MpiStandInOf(Mat A, Mat *S) { return Mpi(A)->standin.of(A, S); }
 #endif
+
+PetscErrorCode MpiNewBlocks(Mat A) { return NoteNewBlocks(A, true); }
 
 PetscErrorCode MpiPrepareTranspose(Mat A)
 {

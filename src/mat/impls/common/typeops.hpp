@@ -346,6 +346,8 @@ PetscErrorCode RegisterMpiProductEvents();
 // prolongators): for the transfer of a Galerkin product, which the solve restricts with, so that
 // the copies are built in the setup rather than at the first restriction inside the solve (mpi.cxx)
 PetscErrorCode MpiPrepareTranspose(Mat A);
+// Tells an MPI matrix of ours that it has new blocks on every rank (COO preallocation; collective)
+PetscErrorCode MpiNewBlocks(Mat A);
 // Brings the format copy of one of our Seq matrices up to date now (seq.cxx): for a use the glue
 // foresees, such as an operand of a product on the GPU, whose shadow then serves the build.
 PetscErrorCode SeqEnsureCurrent(Mat A);
