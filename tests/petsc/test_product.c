@@ -8,7 +8,8 @@ static char help[] = "Sparse matrix products (AB, AtB, PtAP) of the types under 
    products of A and a rectangular P in that type equal AIJ's (checked through the products'
    action on a vector, within the rounding bound), on one rank the result is of A's type (*cuda
    types: computed by cuSPARSE on the GPU, with a CUDA PETSc), and a product computed again with
-   MAT_REUSE_MATRIX after A's values changed equals AIJ's again. GAMG's smoothing of a product
+   MAT_REUSE_MATRIX after A's values changed, or with another A of the same pattern, equals AIJ's
+   again. GAMG's smoothing of a product
    (row scaling, MatAYPX with SUBSET_NONZERO_PATTERN, column scaling, MatScale, MatAXPY) gives
    AIJ's results.
 */
@@ -195,6 +196,21 @@ int main(int argc, char **argv)
       PetscCall(MatMatMult(At, Pt, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C[0]));
       PetscCall(MatPtAP(At, Pt, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C[1]));
       PetscCall(MatTransposeMatMult(Pt, At, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C[2]));
+    }
+    {
+      /* another A of the same pattern in the reused product (MatProductReplaceMats, as PETSc's
+         mat ex250 does with MatMatMult(B, A, MAT_REUSE_MATRIX, &C) after MatMatMult(A, B, ...)) */
+      Mat A3, At3, A3P;
+      PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &A3));
+      PetscCall(MatScale(A3, 3.0));
+      PetscCall(MatConvert(A3, tl.types[t], MAT_INITIAL_MATRIX, &At3));
+      PetscCall(MatMatMult(A3, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &A3P));
+      PetscCall(MatMatMult(At3, Pt, MAT_REUSE_MATRIX, PETSC_DEFAULT, &C[0]));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "%s AB reused with another A of the same pattern", tl.types[t]));
+      PetscCall(CheckSameProduct(A3P, C[0], 21, name));
+      PetscCall(MatDestroy(&A3P));
+      PetscCall(MatDestroy(&At3));
+      PetscCall(MatDestroy(&A3));
     }
     PetscCall(Smoothing(A, P, At, Pt, tl.types[t]));
     PetscCall(MatScale(A, 0.5)); /* back to the original for the next type */

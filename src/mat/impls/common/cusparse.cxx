@@ -21,6 +21,7 @@
 #include "kinds.hpp"
 #include "events.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #if PetscDefined(HAVE_CUDA)
@@ -156,6 +157,7 @@ PetscErrorCode SharedShadow(Mat A, const PetscInt *ia, const PetscInt *ja, const
   s->free_a  = PETSC_FALSE;
   s->free_ij = PETSC_FALSE;
   for (PetscInt r = 0; r < m; ++r) s->ilen[r] = s->imax[r] = ia[r + 1] - ia[r];
+  s->maxnz = m > 0 ? ia[m] : 0; // (MatGetInfo's allocated nonzeros, in -ksp_view: as MatCreateSeqAIJWithArrays says)
   PetscCall(MatAssemblyBegin(*S, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(*S, MAT_FINAL_ASSEMBLY));
   PetscCall(MatConvert(*S, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, S));
@@ -197,6 +199,9 @@ PetscErrorCode BlockShadow::of(Mat block, Mat *S)
   PetscCall(MatGetNonzeroState(block, &nz));
   if (shadow_ && (id != id_ || nz != nz_)) release(); // another block, or arrays SeqAIJ reallocated
   if (shadow_ && st == state_) {
+    // what is known of the block's symmetry, set at any time without a state change: with it
+    // block Jacobi's sub-solver defaults to ICC on a symmetric matrix, as on mpiaijcusparse's block
+    PetscCall(MatPropagateSymmetryOptions(block, shadow_));
     *S = shadow_;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -208,6 +213,7 @@ PetscErrorCode BlockShadow::of(Mat block, Mat *S)
     PetscCall(MatSeqAIJRestoreArrayWrite(shadow_, &vs));
   }
   PetscCall(UploadPinned(shadow_, made));
+  PetscCall(MatPropagateSymmetryOptions(block, shadow_));
   id_ = id, state_ = st, nz_ = nz;
   PetscCall(PetscLogEventEnd(shadow_event, block, 0, 0, 0));
   *S = shadow_;
@@ -405,19 +411,60 @@ PetscErrorCode AdoptInnerAsShadow(Mat C, Mat inner)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode ProductNumeric(Mat C)
+bool SameCSR(Mat X, Mat Y)
 {
-  auto *pd = static_cast<ProductData *>(C->product->data);
-  Mat   op[3], S;
+  auto *x = static_cast<Mat_SeqAIJ *>(X->data), *y = static_cast<Mat_SeqAIJ *>(Y->data);
+  const PetscInt m = X->rmap->n;
+  if (m != Y->rmap->n || X->cmap->n != Y->cmap->n || !x->i || !y->i || x->i[m] != y->i[m]) return false;
+  return std::equal(x->i, x->i + m + 1, y->i) && std::equal(x->j, x->j + x->i[m], y->j);
+}
+
+// The operands C's product has now, as aijcusparse takes them. Where one is not the matrix the
+// symbolic phase multiplied (MatProductReplaceMats: MatMatMult(B, A, MAT_REUSE_MATRIX, &C) after
+// MatMatMult(A, B, ...) with operands of one pattern, or an operand whose shadow was made anew),
+// the inner product is formed again over them and must come out with C's pattern.
+PetscErrorCode RefreshOperands(Mat C, ProductData *pd)
+{
+  Mat          op[3], S[3]{};
+  Mat_Product *ip      = pd->inner->product;
+  const Mat    was[3]  = {ip->A, ip->B, ip->C};
+  bool         changed = false;
 
   PetscFunctionBegin;
   const int k = Operands(C, op);
   for (int i = 0; i < k; ++i) {
-    if (!pd->shadow[i]) continue;
-    PetscCall(Stand_in(op[i], &S, Galerkin(C)));
-    PetscCheck(op[i] == pd->operand[i] && S == pd->shadow[i], PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP,
-               "the nonzero pattern of an operand changed since the symbolic product: create the product again (MAT_INITIAL_MATRIX)");
+    PetscCall(Stand_in(op[i], &S[i], Galerkin(C)));
+    changed = changed || S[i] != was[i];
   }
+  if (!changed) PetscFunctionReturn(PETSC_SUCCESS);
+  for (int i = 0; i < k; ++i) {
+    PetscCall(MatDestroy(&pd->shadow[i]));
+    pd->operand[i] = nullptr;
+    if (S[i] != op[i]) {
+      pd->operand[i] = op[i], pd->shadow[i] = S[i];
+      PetscCall(PetscObjectReference((PetscObject)S[i]));
+    }
+  }
+  Mat old = pd->inner; // (C's shadow, and the owner of C's pattern arrays: both keep it alive)
+  pd->inner = nullptr;
+  PetscCall(MatProductCreate(S[0], S[1], S[2], &pd->inner));
+  PetscCall(MatProductSetType(pd->inner, C->product->type));
+  PetscCall(MatProductSetAlgorithm(pd->inner, MATPRODUCTALGORITHMDEFAULT));
+  PetscCall(MatProductSetFill(pd->inner, C->product->fill));
+  PetscCall(MatProductSetFromOptions(pd->inner));
+  PetscCall(MatProductSymbolic(pd->inner));
+  PetscCall(MatDestroy(&old));
+  PetscCheck(SameCSR(pd->inner, C), PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP,
+             "the nonzero pattern of an operand changed since the symbolic product: create the product again (MAT_INITIAL_MATRIX)");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ProductNumeric(Mat C)
+{
+  auto *pd = static_cast<ProductData *>(C->product->data);
+
+  PetscFunctionBegin;
+  PetscCall(RefreshOperands(C, pd));
   PetscCall(PetscLogEventBegin(product_event, C, 0, 0, 0));
   PetscCall(MatProductNumeric(pd->inner));
   PetscCall(PetscLogEventEnd(product_event, C, 0, 0, 0));

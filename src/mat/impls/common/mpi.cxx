@@ -338,14 +338,14 @@ PetscErrorCode NoteNewBlocks(Mat A, bool known)
   MpiData      *d = Mpi(A);
   Mat           Ad, Ao;
   PetscObjectId ids[2];
-  PetscBool     changed;
+  int           changed;
 
   PetscFunctionBegin;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, nullptr));
   PetscCall(PetscObjectGetId((PetscObject)Ad, &ids[0]));
   PetscCall(PetscObjectGetId((PetscObject)Ao, &ids[1]));
-  changed = (known || ids[0] != d->seen_blocks[0] || ids[1] != d->seen_blocks[1]) ? PETSC_TRUE : PETSC_FALSE;
-  if (!known) PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &changed, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)A)));
+  changed = known || ids[0] != d->seen_blocks[0] || ids[1] != d->seen_blocks[1];
+  if (!known) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_INT, MPI_LOR, PetscObjectComm((PetscObject)A)));
   if (changed) {
     d->pattern++;
 #if PetscDefined(HAVE_CUDA)

@@ -21,6 +21,7 @@
 #include "kinds.hpp"
 #include "events.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #if PetscDefined(HAVE_CUDA) && PETSC_VERSION_GE(3, 23, 0)
@@ -157,18 +158,72 @@ PetscErrorCode BlockLike(Mat inner_block, PetscInt m, PetscInt n, Mat *B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode Numeric(Mat C)
+// The inner product, of the operands' stand-ins made the same way as at the symbolic phase
+PetscErrorCode MakeInner(Mat C, MpiProduct *pd, Mat S[2])
 {
-  auto *pd = static_cast<MpiProduct *>(C->product->data);
-  Mat   op[2] = {C->product->A, C->product->B}, S;
+  PetscFunctionBegin;
+  PetscCall(MatProductCreate(S[0], S[1], nullptr, &pd->inner));
+  PetscCall(MatProductSetType(pd->inner, C->product->type));
+  PetscCall(MatProductSetAlgorithm(pd->inner, MATPRODUCTALGORITHMDEFAULT));
+  PetscCall(MatProductSetFill(pd->inner, C->product->fill));
+  PetscCall(MatProductSetFromOptions(pd->inner));
+  PetscCheck(pd->inner->ops->productsymbolic, PetscObjectComm((PetscObject)C), PETSC_ERR_PLIB, "mpiaijcusparse has no %s product", MatProductTypes[C->product->type]);
+  PetscCall(MatProductSymbolic(pd->inner));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+bool SameBlockCSR(Mat X, Mat Y)
+{
+  auto *x = static_cast<Mat_SeqAIJ *>(X->data), *y = static_cast<Mat_SeqAIJ *>(Y->data);
+  const PetscInt m = X->rmap->n;
+  if (m != Y->rmap->n || X->cmap->n != Y->cmap->n || !x->i || !y->i || x->i[m] != y->i[m]) return false;
+  return std::equal(x->i, x->i + m + 1, y->i) && std::equal(x->j, x->j + x->i[m], y->j);
+}
+
+// The operands C's product has now, as the back-end takes them. Where one is not the matrix the
+// symbolic phase multiplied (MatProductReplaceMats: MatMatMult(B, A, MAT_REUSE_MATRIX, &C) after
+// MatMatMult(A, B, ...) with operands of one pattern; an operand with new blocks, whose stand-in
+// was made anew), the inner product is formed again over them and must come out with C's pattern
+// on every rank (collective: the stand-ins and C's pattern are the same on every rank).
+PetscErrorCode RefreshOperands(Mat C, MpiProduct *pd)
+{
+  Mat          op[2] = {C->product->A, C->product->B}, S[2];
+  Mat_Product *ip    = pd->inner->product;
+  bool         changed = false;
 
   PetscFunctionBegin;
   for (int i = 0; i < 2; ++i) {
-    if (!pd->standin[i]) continue;
-    PetscCall(StandInFor(op[i], &S));
-    PetscCheck(op[i] == pd->operand[i] && S == pd->standin[i], PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP,
-               "the nonzero pattern of an operand changed since the symbolic product: create the product again (MAT_INITIAL_MATRIX)");
+    PetscCall(StandInFor(op[i], &S[i]));
+    changed = changed || S[i] != (i ? ip->B : ip->A);
   }
+  if (!changed) PetscFunctionReturn(PETSC_SUCCESS);
+  for (int i = 0; i < 2; ++i) {
+    PetscCall(MatDestroy(&pd->standin[i]));
+    pd->operand[i] = nullptr;
+    if (S[i] != op[i]) {
+      pd->operand[i] = op[i], pd->standin[i] = S[i];
+      PetscCall(PetscObjectReference((PetscObject)S[i]));
+    }
+  }
+  Mat old = pd->inner; // (the owner of C's blocks' pattern arrays, which keep it alive)
+  pd->inner = nullptr;
+  PetscCall(MakeInner(C, pd, S));
+  PetscCall(MatDestroy(&old));
+  auto     *in = static_cast<Mat_MPIAIJ *>(pd->inner->data), *c = static_cast<Mat_MPIAIJ *>(C->data);
+  int       same = SameBlockCSR(in->A, c->A) && SameBlockCSR(in->B, c->B) && std::equal(c->garray, c->garray + c->B->cmap->n, in->garray);
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)C)));
+  PetscCheck(same, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_INCOMP,
+             "the nonzero pattern of an operand changed since the symbolic product: create the product again (MAT_INITIAL_MATRIX)");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode Numeric(Mat C)
+{
+  auto *pd = static_cast<MpiProduct *>(C->product->data);
+  Mat   op[2] = {C->product->A, C->product->B};
+
+  PetscFunctionBegin;
+  PetscCall(RefreshOperands(C, pd));
   PetscCall(PetscLogEventBegin(product_event, C, 0, 0, 0));
   PetscCall(MatProductNumeric(pd->inner));
   PetscCall(PetscLogEventEnd(product_event, C, 0, 0, 0));
@@ -199,13 +254,7 @@ PetscErrorCode Symbolic(Mat C)
     }
   }
   PetscCall(PetscLogEventBegin(product_event, C, 0, 0, 0));
-  PetscCall(MatProductCreate(S[0], S[1], nullptr, &pd->inner));
-  PetscCall(MatProductSetType(pd->inner, p->type));
-  PetscCall(MatProductSetAlgorithm(pd->inner, MATPRODUCTALGORITHMDEFAULT));
-  PetscCall(MatProductSetFill(pd->inner, p->fill));
-  PetscCall(MatProductSetFromOptions(pd->inner));
-  PetscCheck(pd->inner->ops->productsymbolic, PetscObjectComm((PetscObject)C), PETSC_ERR_PLIB, "mpiaijcusparse has no %s product", MatProductTypes[p->type]);
-  PetscCall(MatProductSymbolic(pd->inner));
+  PetscCall(MakeInner(C, pd, S));
   PetscCall(PetscLogEventEnd(product_event, C, 0, 0, 0));
 
   // C: of our type (the first of our operands'), with the result's blocks' pattern and its column map
