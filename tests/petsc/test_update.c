@@ -10,7 +10,8 @@ static char help[] = "Every way of changing an assembled matrix is seen by the n
    both (with a flush between), a new nonzero (also in the off-diagonal block of another rank),
    MatZeroRows without and with MAT_KEEP_NONZERO_PATTERN, MatScale, MatShift, MatDiagonalSet,
    MatStoreValues/MatRetrieveValues, direct writes through MatSeqAIJGetArray, MatZeroEntries and
-   MatAXPY with SUBSET_NONZERO_PATTERN (a true subset, and on one rank an X that is not one).
+   MatAXPY with SUBSET_NONZERO_PATTERN (a true subset, and on one rank an X that is not one), and a
+   new preallocation with fewer entries (new blocks whose nonzero state repeats the last ones').
    The first application of a change may alter the pattern (a missing diagonal entry); the second
    and third of a change that keeps it must then bring the format copies up to date by their values
    only (MatGpuMatsGetUpdateCounts), or, with -mat_gpumats_values_update rebuild, never so. The
@@ -254,6 +255,51 @@ static PetscErrorCode AxpyWith(Mat A, PetscInt step, PetscBool outside)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The matrix preallocated anew (MatXAIJSetPreallocation: new blocks on every rank) with its
+   entries but those where row + column + step = 0 (mod 4), then assembled: fewer ghost columns,
+   and on several ranks the same nonzero state as after the last preallocation, since MPIAIJ's is
+   the sum of its new blocks' */
+static PetscErrorCode Repreallocate(Mat A, PetscInt step)
+{
+  PetscInt     rs, re, cs, ce, m, total = 0, *dnz, *onz, *ia, *ja;
+  PetscScalar *va;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  PetscCall(MatGetOwnershipRangeColumn(A, &cs, &ce));
+  m = re - rs;
+  for (PetscInt i = rs; i < re; i++) {
+    PetscInt nc;
+    PetscCall(MatGetRow(A, i, &nc, NULL, NULL));
+    total += nc;
+    PetscCall(MatRestoreRow(A, i, &nc, NULL, NULL));
+  }
+  PetscCall(PetscCalloc2(m + 1, &dnz, m + 1, &onz));
+  PetscCall(PetscMalloc3(m + 1, &ia, total + 1, &ja, total + 1, &va));
+  ia[0] = 0;
+  for (PetscInt i = rs; i < re; i++) {
+    PetscInt           nc, k = ia[i - rs];
+    const PetscInt    *cols;
+    const PetscScalar *vals;
+    PetscCall(MatGetRow(A, i, &nc, &cols, &vals));
+    for (PetscInt c = 0; c < nc; c++) {
+      if ((i + cols[c] + step) % 4 == 0) continue;
+      ja[k] = cols[c], va[k] = vals[c], k++;
+      (cols[c] >= cs && cols[c] < ce) ? dnz[i - rs]++ : onz[i - rs]++;
+    }
+    PetscCall(MatRestoreRow(A, i, &nc, &cols, &vals));
+    ia[i - rs + 1] = k;
+  }
+  PetscCall(MatXAIJSetPreallocation(A, 1, dnz, onz, NULL, NULL));
+  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE)); /* as the test matrices are made (later changes add entries) */
+  for (PetscInt i = rs; i < re; i++) PetscCall(MatSetValues(A, 1, &i, ia[i - rs + 1] - ia[i - rs], ja + ia[i - rs], va + ia[i - rs], INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscFree3(ia, ja, va));
+  PetscCall(PetscFree2(dnz, onz));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode AxpySubset(Mat A, PetscInt step) { return AxpyWith(A, step, PETSC_FALSE); }
 static PetscErrorCode AxpyNotSubset(Mat A, PetscInt step) { return AxpyWith(A, step, PETSC_TRUE); }
 
@@ -445,6 +491,7 @@ int main(int argc, char **argv)
     {"zero-entries", ZeroEntries, PETSC_TRUE, NULL},
     {"axpy-subset", AxpySubset, PETSC_TRUE, NULL},
     {"axpy-not-a-subset", AxpyNotSubset, PETSC_FALSE, Sequential},
+    {"repreallocate", Repreallocate, PETSC_FALSE, NULL},
   };
   char      mode[64] = "auto", values[64] = "plain";
   PetscBool rebuild, dictionary, many_only = PETSC_FALSE;
