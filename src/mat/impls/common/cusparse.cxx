@@ -134,7 +134,7 @@ PetscErrorCode ShadowOf(Mat A, Mat *S)
 // An aijcusparse matrix over A's host CSR arrays, which it never owns or frees (as
 // MatCreateSeqAIJWithArrays makes one), without SeqAIJ's inode search: the shadow's products,
 // factorizations and solves run in cuSPARSE, which has no use for inodes, and the search reads
-// every column index on the host (29 ms of ksp ex56 -ne 59's GAMG setup, for its 50.8M nonzeros).
+// every column index on the host (a visible share of a GAMG setup on large elasticity problems).
 PetscErrorCode SharedShadow(Mat A, const PetscInt *ia, const PetscInt *ja, const PetscScalar *va, Mat *S)
 {
   const PetscInt m = A->rmap->n;
@@ -294,8 +294,8 @@ int Operands(Mat C, Mat op[3])
 // of a Galerkin product, which the solve multiplies (GAMG's level operators and prolongators), so
 // that their copies are built here, in the setup, rather than at their first product inside the
 // solve. The operands of other products are mostly intermediates that are never multiplied by a
-// vector (GAMG's graph and tentative prolongators): ksp ex56 -ne 59 with autocuda spent 0.29 s of
-// its 2.97 s PCSetUp building 27 copies, most of them of such matrices. A factorization's matrix
+// vector (GAMG's graph and tentative prolongators): building their copies was a tenth of GAMG's
+// setup on ksp ex56 with autocuda, for copies never used. A factorization's matrix
 // is not built either: GAMG's coarsest operator is factored, never multiplied, and bjacobi factors
 // it at the first PCApply, inside KSPSolve; a matrix the solve does multiply (GMRES with ILU) has
 // its copy from its assembly, or builds it at its first product.
@@ -347,9 +347,9 @@ bool SingleMalloc(const T *, long)
 // GPU (host_stale), so they are downloaded before any host read.
 //
 // C's row offsets and column indices are inner's host arrays themselves: C never frees them, and
-// inner is composed on C, so it lives as long as C does. A copy into arrays of C's own cost what
-// the copy of the pattern from the GPU into inner's had cost once more, for memory touched the
-// first time (ksp ex56 -ne 59's GAMG setup: 40 to 60 ms in each of its two largest products).
+// inner is composed on C, so it lives as long as C does. A copy into arrays of C's own would cost
+// what the copy of the pattern from the GPU into inner's had cost once more, for memory touched
+// the first time (in GAMG's largest products, a share of the setup).
 // C's value array is its own, allocated and left untouched. A PETSc whose SeqAIJ allocates its
 // arrays in one block copies the pattern instead, in one copy rather than through
 // MatSeqAIJSetPreallocationCSR, which inserts row by row (seconds on GAMG's largest products).

@@ -246,7 +246,7 @@ PetscErrorCode BuildInAssembly(Mat A, PetscErrorCode (*build)(Mat, bool));
 // built from the zeros is replaced before any use (ksp ex45 200^3: one of its two builds, an
 // upload of the whole CSR each). A sample can only err one way: a matrix whose sampled values are
 // zero but others are not is built at its first use instead, as with -mat_gpumats_build_at use.
-// Blocks whose newest values are on the GPU (host_stale) are built as before. MPI types decide
+// A matrix whose newest values are on the GPU (host_stale) is not sampled: it is built. MPI types decide
 // together (the build is collective): all ranks' blocks must look zero.
 PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscBool *build);
 // Whether a SeqAIJ matrix (an MPIAIJ: its diagonal block) was assembled with MAT_STRUCTURE_ONLY: a
