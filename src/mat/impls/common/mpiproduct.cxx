@@ -172,14 +172,6 @@ PetscErrorCode MakeInner(Mat C, MpiProduct *pd, Mat S[2])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-bool SameBlockCSR(Mat X, Mat Y)
-{
-  auto *x = static_cast<Mat_SeqAIJ *>(X->data), *y = static_cast<Mat_SeqAIJ *>(Y->data);
-  const PetscInt m = X->rmap->n;
-  if (m != Y->rmap->n || X->cmap->n != Y->cmap->n || !x->i || !y->i || x->i[m] != y->i[m]) return false;
-  return std::equal(x->i, x->i + m + 1, y->i) && std::equal(x->j, x->j + x->i[m], y->j);
-}
-
 // The operands C's product has now, as the back-end takes them. Where one is not the matrix the
 // symbolic phase multiplied (MatProductReplaceMats: MatMatMult(B, A, MAT_REUSE_MATRIX, &C) after
 // MatMatMult(A, B, ...) with operands of one pattern; an operand with new blocks, whose stand-in
@@ -210,7 +202,7 @@ PetscErrorCode RefreshOperands(Mat C, MpiProduct *pd)
   PetscCall(MakeInner(C, pd, S));
   PetscCall(MatDestroy(&old));
   auto     *in = static_cast<Mat_MPIAIJ *>(pd->inner->data), *c = static_cast<Mat_MPIAIJ *>(C->data);
-  int       same = SameBlockCSR(in->A, c->A) && SameBlockCSR(in->B, c->B) && std::equal(c->garray, c->garray + c->B->cmap->n, in->garray);
+  int       same = SamePattern(in->A, c->A) && SamePattern(in->B, c->B) && std::equal(c->garray, c->garray + c->B->cmap->n, in->garray);
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)C)));
   PetscCheck(same, PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_INCOMP,
              "the nonzero pattern of an operand changed since the symbolic product: create the product again (MAT_INITIAL_MATRIX)");

@@ -313,6 +313,8 @@ private:
 // matrix `inner` (its host arrays, shared: inner is composed on C and lives as long as C) and
 // assembles it; C's values are left unset for the caller (cusparse.cxx)
 PetscErrorCode SetPattern(Mat C, Mat inner);
+// Whether two SeqAIJ matrices (of any subtype) have the same CSR pattern, row offsets and columns
+bool SamePattern(Mat X, Mat Y);
 // An MPI GPU matrix as mpiaijcusparse's product back-end sees it (mpiproduct.cxx): an
 // mpiaijcusparse matrix whose diagonal and off-diagonal blocks are aijcusparse matrices over the
 // MPI matrix's own block CSR (SharedShadow) with its column map. Made anew when the matrix's
