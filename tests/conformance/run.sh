@@ -139,18 +139,16 @@ for s in "${selection[@]}"; do
   esac
 done
 selection_targets() { # the harness's targets of every pair, each once
-  local i
+  local i which
   for i in "${!fields[@]}"; do
-    if [ "${fields[$i]}" = argsearch ]; then # the harness's substring search of every case's arguments
-      "${HARNESS[@]}" -s print-test TESTDIR="$TESTS" argsearch="${values[$i]}" 2>/dev/null
-    else
-      "${HARNESS[@]}" -s print-test TESTDIR="$TESTS" query="${fields[$i]}" queryval="${values[$i]}" 2>/dev/null
-    fi
+    # (argsearch: the harness's substring search of every case's arguments)
+    if [ "${fields[$i]}" = argsearch ]; then which=(argsearch="${values[$i]}"); else which=(query="${fields[$i]}" queryval="${values[$i]}"); fi
+    "${HARNESS[@]}" -s print-test TESTDIR="$TESTS" "${which[@]}" 2>/dev/null
   done | tr ' ' '\n' | grep -v '^$' | sort -u | paste -sd' '
 }
 
-# Runs the harness with extra options over the named cases (the harness's
-# targets); its records go to $WORK/$1.
+# Runs the harness with extra options over the named cases (the harness's targets); its records go
+# to $WORK/$1.
 run_harness() { # name extra-options cases
   local name=$1 out=$WORK/$1 t0=$SECONDS
   rm -rf "$out"

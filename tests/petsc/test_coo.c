@@ -309,6 +309,18 @@ static PetscErrorCode CompareAll(Mat R, Mat B, const char *step, const char *typ
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Both matrices preallocated anew with t and given its values for `seed` (INSERT_VALUES), then compared */
+static PetscErrorCode Repattern(Mat R, Mat B, const Triplets *t, PetscInt seed, PetscBool device, const char *step, const char *type, const char *mat)
+{
+  PetscFunctionBeginUser;
+  PetscCall(Preallocate(R, t));
+  PetscCall(Preallocate(B, t));
+  PetscCall(SetCOO(R, t->n, seed, INSERT_VALUES, device));
+  PetscCall(SetCOO(B, t->n, seed, INSERT_VALUES, device));
+  PetscCall(CompareAll(R, B, step, type, mat));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Whether MatSetValuesCOO with device values must take the device values-only path on B: the
    sequential GPU types, autocuda and copies with a value dictionary (-mat_sellp_values,
    -mat_bellpack_values) included: a dictionary copy is refilled and encoded anew on the GPU (the
@@ -395,24 +407,12 @@ int main(int argc, char **argv)
       PetscCall(SetCOO(R, t.n, 22, ADD_VALUES, device));
       PetscCall(SetCOO(B, t.n, 22, ADD_VALUES, device));
       PetscCall(CompareAll(R, B, "add-after", ty, mats[m]));
-      PetscCall(Preallocate(R, &t2));
-      PetscCall(Preallocate(B, &t2));
-      PetscCall(SetCOO(R, t2.n, 23, INSERT_VALUES, device));
-      PetscCall(SetCOO(B, t2.n, 23, INSERT_VALUES, device));
-      PetscCall(CompareAll(R, B, "repattern", ty, mats[m]));
+      PetscCall(Repattern(R, B, &t2, 23, device, "repattern", ty, mats[m]));
       /* PETSc's MPIAIJ gives each COO preallocation's new blocks the nonzero state of the last
          one's, so the matrix's nonzero state stays the same from here on: a pattern (ghost
          columns, blocks the products see) keyed on it alone would look unchanged */
-      PetscCall(Preallocate(R, &t3));
-      PetscCall(Preallocate(B, &t3));
-      PetscCall(SetCOO(R, t3.n, 24, INSERT_VALUES, device));
-      PetscCall(SetCOO(B, t3.n, 24, INSERT_VALUES, device));
-      PetscCall(CompareAll(R, B, "repattern-thinned", ty, mats[m]));
-      PetscCall(Preallocate(R, &t));
-      PetscCall(Preallocate(B, &t));
-      PetscCall(SetCOO(R, t.n, 25, INSERT_VALUES, device));
-      PetscCall(SetCOO(B, t.n, 25, INSERT_VALUES, device));
-      PetscCall(CompareAll(R, B, "repattern-back", ty, mats[m]));
+      PetscCall(Repattern(R, B, &t3, 24, device, "repattern-thinned", ty, mats[m]));
+      PetscCall(Repattern(R, B, &t, 25, device, "repattern-back", ty, mats[m]));
       PetscCall(MatDestroy(&R));
       PetscCall(MatDestroy(&B));
     }

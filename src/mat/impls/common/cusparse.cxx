@@ -250,7 +250,7 @@ namespace {
 // the same product of the operands' shadows, done by aijcusparse on the GPU.
 struct ProductData {
   Mat inner = nullptr;
-  Mat operand[3]{}, shadow[3]{}; // shadows referenced, so a pattern change cannot free them under us
+  Mat shadow[3]{}; // the operands' shadows, referenced, so a pattern change cannot free them under us
 };
 
 // Mat_Product::destroy receives the data pointer itself before PETSc 3.23 and its address since
@@ -419,6 +419,31 @@ PetscErrorCode AdoptInnerAsShadow(Mat C, Mat inner)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// pd's references to the shadows among the operands' stand-ins S (those that are not the operand)
+PetscErrorCode HoldShadows(ProductData *pd, const Mat op[], const Mat S[], int k)
+{
+  PetscFunctionBegin;
+  for (int i = 0; i < k; ++i) {
+    PetscCall(MatDestroy(&pd->shadow[i]));
+    if (S[i] == op[i]) continue;
+    PetscCall(PetscObjectReference((PetscObject)S[i]));
+    pd->shadow[i] = S[i];
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// The same product as C's of the stand-ins S, up to its symbolic phase
+PetscErrorCode CreateInner(Mat C, ProductData *pd, Mat S[3])
+{
+  PetscFunctionBegin;
+  PetscCall(MatProductCreate(S[0], S[1], S[2], &pd->inner));
+  PetscCall(MatProductSetType(pd->inner, C->product->type));
+  PetscCall(MatProductSetAlgorithm(pd->inner, MATPRODUCTALGORITHMDEFAULT));
+  PetscCall(MatProductSetFill(pd->inner, C->product->fill));
+  PetscCall(MatProductSetFromOptions(pd->inner));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 // The operands C's product has now, as aijcusparse takes them. Where one is not the matrix the
 // symbolic phase multiplied (MatProductReplaceMats: MatMatMult(B, A, MAT_REUSE_MATRIX, &C) after
 // MatMatMult(A, B, ...) with operands of one pattern, or an operand whose shadow was made anew),
@@ -437,21 +462,10 @@ PetscErrorCode RefreshOperands(Mat C, ProductData *pd)
     changed = changed || S[i] != was[i];
   }
   if (!changed) PetscFunctionReturn(PETSC_SUCCESS);
-  for (int i = 0; i < k; ++i) {
-    PetscCall(MatDestroy(&pd->shadow[i]));
-    pd->operand[i] = nullptr;
-    if (S[i] != op[i]) {
-      pd->operand[i] = op[i], pd->shadow[i] = S[i];
-      PetscCall(PetscObjectReference((PetscObject)S[i]));
-    }
-  }
+  PetscCall(HoldShadows(pd, op, S, k));
   Mat old = pd->inner; // (C's shadow, and the owner of C's pattern arrays: both keep it alive)
   pd->inner = nullptr;
-  PetscCall(MatProductCreate(S[0], S[1], S[2], &pd->inner));
-  PetscCall(MatProductSetType(pd->inner, C->product->type));
-  PetscCall(MatProductSetAlgorithm(pd->inner, MATPRODUCTALGORITHMDEFAULT));
-  PetscCall(MatProductSetFill(pd->inner, C->product->fill));
-  PetscCall(MatProductSetFromOptions(pd->inner));
+  PetscCall(CreateInner(C, pd, S));
   PetscCall(MatProductSymbolic(pd->inner));
   PetscCall(MatDestroy(&old));
   PetscCheck(SamePattern(pd->inner, C), PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP,
@@ -489,19 +503,10 @@ PetscErrorCode ProductSymbolic(Mat C)
 
   PetscFunctionBegin;
   const int k = Operands(C, op);
-  for (int i = 0; i < k; ++i) {
-    PetscCall(Stand_in(op[i], &S[i], Galerkin(C)));
-    if (S[i] != op[i]) {
-      pd->operand[i] = op[i], pd->shadow[i] = S[i];
-      PetscCall(PetscObjectReference((PetscObject)S[i]));
-    }
-  }
+  for (int i = 0; i < k; ++i) PetscCall(Stand_in(op[i], &S[i], Galerkin(C)));
+  PetscCall(HoldShadows(pd, op, S, k));
   PetscCall(PetscLogEventBegin(product_event, C, 0, 0, 0));
-  PetscCall(MatProductCreate(S[0], S[1], S[2], &pd->inner));
-  PetscCall(MatProductSetType(pd->inner, p->type));
-  PetscCall(MatProductSetAlgorithm(pd->inner, MATPRODUCTALGORITHMDEFAULT));
-  PetscCall(MatProductSetFill(pd->inner, p->fill));
-  PetscCall(MatProductSetFromOptions(pd->inner));
+  PetscCall(CreateInner(C, pd, S));
   // cuSPARSE's SpGEMM keeps its whole work space on the GPU and refuses the largest products
   // (CUSPARSE_STATUS_INSUFFICIENT_RESOURCES, as aijcusparse's GAMG does on ksp ex56 -ne 79): such
   // a product is computed by PETSc's host code instead, and the solve goes on

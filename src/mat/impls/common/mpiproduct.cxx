@@ -85,7 +85,7 @@ PetscLogEvent product_event = 0, result_event = 0;
 // What C = op(A, B) keeps between its phases: the back-end's product of the operands' stand-ins
 struct MpiProduct {
   Mat inner = nullptr;
-  Mat operand[2]{}, standin[2]{}; // stand-ins referenced, so a pattern change cannot free them under us
+  Mat standin[2]{}; // the operands' stand-ins (those of ours), referenced, so a pattern change cannot free them under us
 };
 
 PetscErrorCode FreeMpiProduct(MpiProduct *pd)
@@ -158,6 +158,19 @@ PetscErrorCode BlockLike(Mat inner_block, PetscInt m, PetscInt n, Mat *B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// pd's references to the operands' stand-ins S that are not the operand itself
+PetscErrorCode HoldStandIns(MpiProduct *pd, const Mat op[2], const Mat S[2])
+{
+  PetscFunctionBegin;
+  for (int i = 0; i < 2; ++i) {
+    PetscCall(MatDestroy(&pd->standin[i]));
+    if (S[i] == op[i]) continue;
+    PetscCall(PetscObjectReference((PetscObject)S[i]));
+    pd->standin[i] = S[i];
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 // The inner product, of the operands' stand-ins made the same way as at the symbolic phase
 PetscErrorCode MakeInner(Mat C, MpiProduct *pd, Mat S[2])
 {
@@ -189,14 +202,7 @@ PetscErrorCode RefreshOperands(Mat C, MpiProduct *pd)
     changed = changed || S[i] != (i ? ip->B : ip->A);
   }
   if (!changed) PetscFunctionReturn(PETSC_SUCCESS);
-  for (int i = 0; i < 2; ++i) {
-    PetscCall(MatDestroy(&pd->standin[i]));
-    pd->operand[i] = nullptr;
-    if (S[i] != op[i]) {
-      pd->operand[i] = op[i], pd->standin[i] = S[i];
-      PetscCall(PetscObjectReference((PetscObject)S[i]));
-    }
-  }
+  PetscCall(HoldStandIns(pd, op, S));
   Mat old = pd->inner; // (the owner of C's blocks' pattern arrays, which keep it alive)
   pd->inner = nullptr;
   PetscCall(MakeInner(C, pd, S));
@@ -238,13 +244,8 @@ PetscErrorCode Symbolic(Mat C)
   Mat          op[2] = {p->A, p->B}, S[2];
 
   PetscFunctionBegin;
-  for (int i = 0; i < 2; ++i) {
-    PetscCall(StandInFor(op[i], &S[i]));
-    if (S[i] != op[i]) {
-      pd->operand[i] = op[i], pd->standin[i] = S[i];
-      PetscCall(PetscObjectReference((PetscObject)S[i]));
-    }
-  }
+  for (int i = 0; i < 2; ++i) PetscCall(StandInFor(op[i], &S[i]));
+  PetscCall(HoldStandIns(pd, op, S));
   PetscCall(PetscLogEventBegin(product_event, C, 0, 0, 0));
   PetscCall(MakeInner(C, pd, S));
   PetscCall(PetscLogEventEnd(product_event, C, 0, 0, 0));
