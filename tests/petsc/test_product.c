@@ -1,4 +1,4 @@
-static char help[] = "Sparse matrix products (AB, AtB, PtAP) of the types under test against AIJ's, and their reuse.\n"
+static char help[] = "Matrix products (AB, AtB, PtAP; with dense matrices too) of the types under test against AIJ's, and their reuse.\n"
                      "  -types a,b,c : types under test (default: the registry's host types)\n"
                      "  -ref t       : reference type (default aij)\n";
 
@@ -11,7 +11,7 @@ static char help[] = "Sparse matrix products (AB, AtB, PtAP) of the types under 
    MAT_REUSE_MATRIX after A's values changed, or with another A of the same pattern, equals AIJ's
    again. GAMG's smoothing of a product
    (row scaling, MatAYPX with SUBSET_NONZERO_PATTERN, column scaling, MatScale, MatAXPY) gives
-   AIJ's results.
+   AIJ's results. Products with a dense matrix (a block of right-hand sides) equal AIJ's.
 */
 #include "testmats.h"
 
@@ -121,6 +121,87 @@ static PetscErrorCode Smoothing(Mat A, Mat P, Mat At, Mat Pt, const char *type)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* X: dense, M x N (a block of right-hand sides) */
+static PetscErrorCode DenseBlock(MPI_Comm comm, PetscInt M, PetscInt N, PetscInt seed, Mat *X)
+{
+  PetscInt     rs, re;
+  PetscScalar *x;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateDense(comm, PETSC_DECIDE, PETSC_DECIDE, M, N, NULL, X));
+  PetscCall(MatGetOwnershipRange(*X, &rs, &re));
+  PetscCall(MatDenseGetArrayWrite(*X, &x));
+  for (PetscInt j = 0; j < N; j++)
+    for (PetscInt i = rs; i < re; i++) x[j * (re - rs) + i - rs] = TestHash(seed, i, j) - 0.5;
+  PetscCall(MatDenseRestoreArrayWrite(*X, &x));
+  PetscCall(MatAssemblyBegin(*X, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*X, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Products of A (the type under test) with a dense matrix, as applications form a block of
+   right-hand sides (MatMatMult(A, X) before MatMatSolve): AB and AtB, and on one rank ABt, PtAP
+   and RARt, equal AIJ's; computed again after A's values changed; and again after the result was
+   converted in place between host and GPU dense types (a cuSPARSE factor's MatMatSolve turns its
+   right-hand side into seqdensecuda; a *cuda type's product gives seqdensecuda) */
+static PetscErrorCode DenseOperand(Mat A, Mat At, const char *type)
+{
+  MPI_Comm             comm = PetscObjectComm((PetscObject)A);
+  PetscMPIInt          size;
+  Mat                  X, Xt;
+  PetscInt             n;
+  const MatProductType pt[5] = {MATPRODUCT_AB, MATPRODUCT_AtB, MATPRODUCT_ABt, MATPRODUCT_PtAP, MATPRODUCT_RARt};
+  char                 name[256];
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(MatGetSize(A, NULL, &n));
+  PetscCall(DenseBlock(comm, n, 3, 51, &X));
+  PetscCall(DenseBlock(comm, 3, n, 52, &Xt));
+  for (int k = 0; k < (size == 1 ? 5 : 2); k++) {
+    Mat  B = (pt[k] == MATPRODUCT_ABt || pt[k] == MATPRODUCT_RARt) ? Xt : X, R, C;
+    Mat *mats[2] = {&R, &C}, ops[2] = {A, At};
+    for (int w = 0; w < 2; w++) {
+      PetscCall(MatProductCreate(ops[w], B, NULL, mats[w]));
+      PetscCall(MatProductSetType(*mats[w], pt[k]));
+      PetscCall(MatProductSetFromOptions(*mats[w]));
+      PetscCall(MatProductSymbolic(*mats[w]));
+      PetscCall(MatProductNumeric(*mats[w]));
+    }
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s with a dense matrix", type, MatProductTypes[pt[k]]));
+    PetscCall(CheckSameProduct(R, C, 31 + k, name));
+    PetscCall(MatScale(A, 2.0));
+    PetscCall(MatScale(At, 2.0));
+    PetscCall(MatProductNumeric(R));
+    PetscCall(MatProductNumeric(C));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s with a dense matrix, reused after MatScale", type, MatProductTypes[pt[k]]));
+    PetscCall(CheckSameProduct(R, C, 36 + k, name));
+    PetscCall(MatScale(A, 0.5));
+    PetscCall(MatScale(At, 0.5));
+#if PetscDefined(HAVE_CUDA)
+    {
+      const MatType to[2] = {MATDENSE, MATDENSECUDA};
+      for (int c = 0; c < 2; c++) {
+        PetscCall(MatConvert(C, to[c], MAT_INPLACE_MATRIX, &C));
+        PetscCall(MatScale(A, 1.5 + c));
+        PetscCall(MatScale(At, 1.5 + c));
+        PetscCall(MatProductNumeric(R));
+        PetscCall(MatProductNumeric(C));
+        PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s with a dense matrix, reused after its result became %s", type, MatProductTypes[pt[k]], to[c]));
+        PetscCall(CheckSameProduct(R, C, 46 + k, name));
+        PetscCall(MatScale(A, 1.0 / (1.5 + c)));
+        PetscCall(MatScale(At, 1.0 / (1.5 + c)));
+      }
+    }
+#endif
+    PetscCall(MatDestroy(&R));
+    PetscCall(MatDestroy(&C));
+  }
+  PetscCall(MatDestroy(&X));
+  PetscCall(MatDestroy(&Xt));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   TypeList    tl;
@@ -213,6 +294,7 @@ int main(int argc, char **argv)
       PetscCall(MatDestroy(&A3));
     }
     PetscCall(Smoothing(A, P, At, Pt, tl.types[t]));
+    PetscCall(DenseOperand(A, At, tl.types[t]));
     PetscCall(MatScale(A, 0.5)); /* back to the original for the next type */
     PetscCall(MatMatMult(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &AP));
     PetscCall(MatPtAP(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &PtAP));

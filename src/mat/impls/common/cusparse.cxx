@@ -543,8 +543,89 @@ PetscErrorCode ProductSymbolic(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// Takes products whose operands are all ours (GPU) or aijcusparse; everything else, and every
-// product with -mat_gpumats_products host, goes to SeqAIJ's own (host) products.
+// ---- products with a dense operand ------------------------------------------------------------
+
+// One of ours times a dense matrix (AB, AtB, ABt, PtAP, RARt: MatMatMult(A, X) with X dense, as
+// in a block solve's right-hand sides) runs as it does for aijcusparse: cuSPARSE's SpMM on A's
+// shadow, into a seqdensecuda result (a seqdense C is converted back after each numeric phase).
+// PETSc's phases read A from C->product, so the shadow stands in there for the length of each
+// call. Its numeric phase is set on C->ops->productnumeric itself, which a later in-place
+// conversion of C (MatMatSolve of a cuSPARSE factor turns its right-hand side into seqdensecuda)
+// leaves in place; SeqAIJ's host product goes through C's matmultnumeric, which that conversion
+// replaced with a dense-dense one.
+constexpr const char *kSavedDenseNumeric = "GpuMatsDenseNumeric";
+using ProductFn                          = PetscErrorCode (*)(Mat);
+
+bool DenseOnGpu(Mat C)
+{
+  Mat_Product *p       = C->product;
+  PetscBool    isdense = PETSC_FALSE;
+  if (!OurDeviceSeq(p->A) || !p->B) return false;
+  if (PetscObjectBaseTypeCompare((PetscObject)p->B, MATSEQDENSE, &isdense) || !isdense) return false;
+  switch (p->type) {
+  case MATPRODUCT_AB:
+  case MATPRODUCT_AtB:
+  case MATPRODUCT_ABt:
+  case MATPRODUCT_PtAP:
+  case MATPRODUCT_RARt:
+    return true;
+  default:
+    return false;
+  }
+}
+
+// f(C) with A's shadow as C's first operand
+PetscErrorCode WithShadowAsA(Mat C, ProductFn f)
+{
+  Mat_Product *p = C->product;
+  Mat          A = p->A, S;
+
+  PetscFunctionBegin;
+  PetscCall(Stand_in(A, &S, false));
+  p->A                     = S;
+  const PetscErrorCode err = f(C);
+  p->A                     = A;
+  PetscCall(err);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode DenseNumeric(Mat C)
+{
+  ProductFn saved = nullptr;
+
+  PetscFunctionBegin;
+  PetscCall(KeptFunction((PetscObject)C, kSavedDenseNumeric, &saved));
+  PetscCheck(saved, PETSC_COMM_SELF, PETSC_ERR_PLIB, "dense product without its numeric phase");
+  if (OurDeviceSeq(C->product->A)) PetscCall(WithShadowAsA(C, saved));
+  else PetscCall(saved(C)); // (MatProductReplaceMats gave it an aijcusparse A)
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// aijcusparse's choice and symbolic phase, with the shadow as C->product->A
+PetscErrorCode CusparseDenseSymbolic(Mat C)
+{
+  Mat S = C->product->A;
+
+  PetscFunctionBegin;
+  PetscCall((*S->ops->productsetfromoptions)(C));
+  PetscCheck(C->ops->productsymbolic, PETSC_COMM_SELF, PETSC_ERR_PLIB, "aijcusparse has no %s product with a dense matrix", MatProductTypes[C->product->type]);
+  PetscCall((*C->ops->productsymbolic)(C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode DenseSymbolic(Mat C)
+{
+  PetscFunctionBegin;
+  PetscCall(WithShadowAsA(C, CusparseDenseSymbolic));
+  PetscCheck(C->ops->productnumeric && C->ops->productnumeric != DenseNumeric, PETSC_COMM_SELF, PETSC_ERR_PLIB, "aijcusparse's dense product left no numeric phase");
+  PetscCall(KeepFunction((PetscObject)C, kSavedDenseNumeric, C->ops->productnumeric));
+  C->ops->productnumeric = DenseNumeric;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// Takes products whose operands are all ours (GPU) or aijcusparse, and ours times a dense matrix;
+// everything else, and every product with -mat_gpumats_products host, goes to SeqAIJ's own (host)
+// products.
 PetscErrorCode ProductSetFromOptions(Mat C)
 {
   Mat_Product *p = C->product;
@@ -574,6 +655,10 @@ PetscErrorCode ProductSetFromOptions(Mat C)
     break;
   default:
     gpu = PETSC_FALSE;
+  }
+  if (!std::strcmp(where, "gpu") && DenseOnGpu(C)) {
+    C->ops->productsymbolic = DenseSymbolic;
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (gpu && any && !std::strcmp(where, "gpu")) {
     C->ops->productsymbolic = ProductSymbolic;
