@@ -121,6 +121,48 @@ static PetscErrorCode Smoothing(Mat A, Mat P, Mat At, Mat Pt, const char *type)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* How many times the library's cuSPARSE products ran (its log event GpuMatsSpGEMM) */
+static PetscErrorCode SpGEMMCount(PetscInt *n)
+{
+  PetscLogEvent      e;
+  PetscEventPerfInfo info;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscLogEventGetId("GpuMatsSpGEMM", &e));
+  PetscCall(PetscLogEventGetPerfInfo(PETSC_DETERMINE, e, &info));
+  *n = info.count;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* PETSc's options for a product's host code (-matmatmult_backend_cpu, read by aijcusparse) keep a
+   product of GPU types on the host; without them it runs on the GPU */
+static PetscErrorCode BackendCpu(Mat A, Mat P, Mat AP, const char *type)
+{
+  PetscInt n0, n1, n2;
+  Mat      Cg, Cc;
+  char     name[256], why[128];
+  MPI_Comm comm = PetscObjectComm((PetscObject)A);
+
+  PetscFunctionBeginUser;
+  PetscCall(SpGEMMCount(&n0));
+  PetscCall(MatMatMult(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &Cg));
+  PetscCall(SpGEMMCount(&n1));
+  PetscCall(PetscOptionsSetValue(NULL, "-matmatmult_backend_cpu", "1"));
+  PetscCall(MatMatMult(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &Cc));
+  PetscCall(PetscOptionsClearValue(NULL, "-matmatmult_backend_cpu"));
+  PetscCall(SpGEMMCount(&n2));
+  PetscCall(PetscSNPrintf(why, sizeof(why), "cuSPARSE products: %" PetscInt_FMT " before, %" PetscInt_FMT " after, %" PetscInt_FMT " after the host one", n0, n1, n2));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s AB on the GPU by default", type));
+  PetscCall(Check(comm, (PetscBool)(n1 > n0), name, why));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s AB on the host with -matmatmult_backend_cpu", type));
+  PetscCall(Check(comm, (PetscBool)(n2 == n1), name, why));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s AB with -matmatmult_backend_cpu", type));
+  PetscCall(CheckSameProduct(AP, Cc, 24, name));
+  PetscCall(MatDestroy(&Cg));
+  PetscCall(MatDestroy(&Cc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* X: dense, M x N (a block of right-hand sides) */
 static PetscErrorCode DenseBlock(MPI_Comm comm, PetscInt M, PetscInt N, PetscInt seed, Mat *X)
 {
@@ -144,7 +186,7 @@ static PetscErrorCode DenseBlock(MPI_Comm comm, PetscInt M, PetscInt N, PetscInt
    and RARt, equal AIJ's; computed again after A's values changed; and again after the result was
    converted in place between host and GPU dense types (a cuSPARSE factor's MatMatSolve turns its
    right-hand side into seqdensecuda; a *cuda type's product gives seqdensecuda) */
-static PetscErrorCode DenseOperand(Mat A, Mat At, const char *type)
+static PetscErrorCode DenseOperand(Mat A, Mat At, const char *type, PetscBool gpu_products)
 {
   MPI_Comm             comm = PetscObjectComm((PetscObject)A);
   PetscMPIInt          size;
@@ -170,6 +212,14 @@ static PetscErrorCode DenseOperand(Mat A, Mat At, const char *type)
     }
     PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s with a dense matrix", type, MatProductTypes[pt[k]]));
     PetscCall(CheckSameProduct(R, C, 31 + k, name));
+    if (gpu_products && size == 1) { /* cuSPARSE's SpMM, as for aijcusparse, gives a GPU dense result */
+      PetscBool cuda;
+      MatType   got;
+      PetscCall(PetscObjectTypeCompare((PetscObject)C, MATSEQDENSECUDA, &cuda));
+      PetscCall(MatGetType(C, &got));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s with a dense matrix on the GPU", type, MatProductTypes[pt[k]]));
+      PetscCall(Check(comm, cuda, name, got));
+    }
     PetscCall(MatScale(A, 2.0));
     PetscCall(MatScale(At, 2.0));
     PetscCall(MatProductNumeric(R));
@@ -217,6 +267,7 @@ int main(int argc, char **argv)
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(PetscGpuMatsInitialize());
   PetscCall(GetTypeList(&tl));
+  PetscCall(PetscLogDefaultBegin()); /* (the count of the library's cuSPARSE products) */
   {
     char mode[16] = "";
     PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_gpumats_products", mode, sizeof(mode), NULL));
@@ -294,7 +345,13 @@ int main(int argc, char **argv)
       PetscCall(MatDestroy(&A3));
     }
     PetscCall(Smoothing(A, P, At, Pt, tl.types[t]));
-    PetscCall(DenseOperand(A, At, tl.types[t]));
+    {
+      PetscBool gpu;
+      PetscCall(PetscStrendswith(concrete, "cuda", &gpu));
+      gpu = (PetscBool)(gpu && !host_products && PetscDefined(HAVE_CUDA));
+      PetscCall(DenseOperand(A, At, tl.types[t], gpu));
+      if (gpu && size == 1) PetscCall(BackendCpu(At, Pt, AP, tl.types[t]));
+    }
     PetscCall(MatScale(A, 0.5)); /* back to the original for the next type */
     PetscCall(MatMatMult(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &AP));
     PetscCall(MatPtAP(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &PtAP));

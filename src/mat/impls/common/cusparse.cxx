@@ -49,6 +49,48 @@ PetscLogEvent shadow_event = 0, product_event = 0, pattern_event = 0;
 
 } // namespace
 
+PetscErrorCode GpuProductsWanted(Mat C, bool sparse, bool *wanted)
+{
+  Mat_Product *p         = C->product;
+  char         where[16] = "gpu";
+  const char  *title = nullptr, *option = nullptr;
+  PetscBool    usecpu = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetString(((PetscObject)C)->options, ((PetscObject)C)->prefix, "-mat_gpumats_products", where, sizeof(where), nullptr));
+  PetscCheck(!std::strcmp(where, "gpu") || !std::strcmp(where, "host"), PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE,
+             "-mat_gpumats_products %s: use gpu (cuSPARSE on the GPU, the default) or host (PETSc's AIJ products)", where);
+  *wanted = !std::strcmp(where, "gpu");
+  switch (p->type) {
+  case MATPRODUCT_AB:
+    title = "MatMatMult", option = "-matmatmult_backend_cpu";
+    break;
+  case MATPRODUCT_AtB:
+    title = "MatTransposeMatMult", option = "-mattransposematmult_backend_cpu";
+    break;
+  case MATPRODUCT_PtAP:
+    title = "MatPtAP", option = "-matptap_backend_cpu";
+    break;
+  case MATPRODUCT_RARt:
+    title = "MatRARt", option = "-matrart_backend_cpu";
+    break;
+  case MATPRODUCT_ABC:
+    title = "MatMatMatMult", option = "-matmatmatmult_backend_cpu";
+    break;
+  default:
+    break;
+  }
+  if (!sparse || !title) PetscFunctionReturn(PETSC_SUCCESS);
+  // (as aijcusparse and PETSc's MPIAIJ device back-end: the product's own name for a product
+  // made by MatMatMult and the like, MatProduct's otherwise)
+  const std::string section = p->api_user ? std::string(title) : std::string("MatProduct_") + MatProductTypes[p->type];
+  PetscOptionsBegin(PetscObjectComm((PetscObject)C), ((PetscObject)C)->prefix, section.c_str(), "Mat");
+  PetscCall(PetscOptionsBool(p->api_user ? option : "-mat_product_algorithm_backend_cpu", "Use CPU code", title, usecpu, &usecpu, nullptr));
+  PetscOptionsEnd();
+  if (usecpu) *wanted = false;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 bool OurDeviceOf(Mat A, const char *prefix)
 {
   bool        device = false;
@@ -631,7 +673,7 @@ PetscErrorCode ProductSetFromOptions(Mat C)
   Mat_Product *p = C->product;
   Mat          op[3];
   PetscBool    gpu = PETSC_TRUE, cusp;
-  char         where[16] = "gpu";
+  bool         wanted;
 
   PetscFunctionBegin;
   const int k   = Operands(C, op);
@@ -642,9 +684,7 @@ PetscErrorCode ProductSetFromOptions(Mat C)
     any             = any || ours;
     if (!ours && !cusp) gpu = PETSC_FALSE;
   }
-  PetscCall(PetscOptionsGetString(((PetscObject)C)->options, ((PetscObject)C)->prefix, "-mat_gpumats_products", where, sizeof(where), nullptr));
-  PetscCheck(!std::strcmp(where, "gpu") || !std::strcmp(where, "host"), PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE,
-             "-mat_gpumats_products %s: use gpu (cuSPARSE on the GPU, the default) or host (PETSc's SeqAIJ products)", where);
+  PetscCall(GpuProductsWanted(C, gpu, &wanted));
   switch (p->type) {
   case MATPRODUCT_AB:
   case MATPRODUCT_AtB:
@@ -656,11 +696,7 @@ PetscErrorCode ProductSetFromOptions(Mat C)
   default:
     gpu = PETSC_FALSE;
   }
-  if (!std::strcmp(where, "gpu") && DenseOnGpu(C)) {
-    C->ops->productsymbolic = DenseSymbolic;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (gpu && any && !std::strcmp(where, "gpu")) {
+  if (gpu && any && wanted) {
     C->ops->productsymbolic = ProductSymbolic;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -791,10 +827,29 @@ PetscErrorCode RegisterCusparseBridge()
 
 OpFn CusparseProductSetFromOptions() { return (OpFn)ProductSetFromOptions; }
 
+PetscErrorCode TakeDenseProduct(Mat C, bool *taken)
+{
+  bool wanted;
+
+  PetscFunctionBegin;
+  *taken = false;
+  if (!DenseOnGpu(C) || Data(C->product->A)->bound) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(GpuProductsWanted(C, false, &wanted));
+  if (!wanted) PetscFunctionReturn(PETSC_SUCCESS);
+  C->ops->productsymbolic = DenseSymbolic;
+  *taken                  = true;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 #else // a PETSc without CUDA: nothing to bridge to
 
 PetscErrorCode RegisterCusparseBridge() { return PETSC_SUCCESS; }
 OpFn           CusparseProductSetFromOptions() { return nullptr; }
+PetscErrorCode TakeDenseProduct(Mat, bool *taken)
+{
+  *taken = false;
+  return PETSC_SUCCESS;
+}
 
 #endif
 

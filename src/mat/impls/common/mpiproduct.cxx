@@ -298,7 +298,7 @@ PetscErrorCode ProductSetFromOptions(Mat C)
   Mat          op[2] = {p->A, p->B}, ours = nullptr;
   // (a C that already has a type and blocks, from MatProductCreateWithMat, keeps MPIAIJ's products)
   bool gpu = (p->type == MATPRODUCT_AB || p->type == MATPRODUCT_AtB || p->type == MATPRODUCT_PtAP) && !((PetscObject)C)->type_name, yes = false;
-  char         where[16] = "gpu";
+  bool         wanted;
 
   PetscFunctionBegin;
   for (Mat X : op) {
@@ -307,10 +307,8 @@ PetscErrorCode ProductSetFromOptions(Mat C)
     gpu = gpu && yes;
   }
   PetscCheck(ours, PetscObjectComm((PetscObject)C), PETSC_ERR_PLIB, "a product of the MPI GPU types without one of them");
-  PetscCall(PetscOptionsGetString(((PetscObject)C)->options, ((PetscObject)C)->prefix, "-mat_gpumats_products", where, sizeof(where), nullptr));
-  PetscCheck(!std::strcmp(where, "gpu") || !std::strcmp(where, "host"), PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE,
-             "-mat_gpumats_products %s: use gpu (cuSPARSE on the GPU, the default) or host (PETSc's AIJ products)", where);
-  if (gpu && !std::strcmp(where, "gpu")) {
+  PetscCall(GpuProductsWanted(C, gpu, &wanted));
+  if (gpu && wanted) {
     C->ops->productsymbolic = Symbolic;
     PetscFunctionReturn(PETSC_SUCCESS);
   }

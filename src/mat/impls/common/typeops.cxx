@@ -186,6 +186,9 @@ PetscErrorCode ProductAsAIJ(Mat P)
   PetscErrorCode (*f)(Mat) = nullptr;
 
   PetscFunctionBegin;
+  bool taken;
+  PetscCall(TakeDenseProduct(P, &taken)); // (one of our GPU Seq matrices times a dense one: cuSPARSE)
+  if (taken) PetscFunctionReturn(PETSC_SUCCESS);
   std::string want = "MatProductSetFromOptions";
   for (int i = 0; i < 3; ++i) {
     if (!ops[i]) continue;

@@ -265,6 +265,13 @@ PetscErrorCode AdoptDM(Mat A);
 // log events; the MatProductSetFromOptions of the GPU Seq types (null without a CUDA PETSc).
 PetscErrorCode RegisterCusparseBridge();
 OpFn           CusparseProductSetFromOptions();
+// For ProductAsAIJ: one of our GPU Seq matrices times a dense one (PETSc looks the product up by
+// type names that ours never match), taken to cuSPARSE as for aijcusparse; `taken` says whether
+PetscErrorCode TakeDenseProduct(Mat C, bool *taken);
+// Whether C's product may run on the GPU as far as the user's options go: -mat_gpumats_products
+// (gpu or host) and, where both operands are sparse GPU matrices (`sparse`), the host-code options
+// aijcusparse reads there (-matmatmult_backend_cpu, -mat_product_algorithm_backend_cpu, ...)
+PetscErrorCode GpuProductsWanted(Mat C, bool sparse, bool *wanted);
 
 // The COO operations (coo.cxx), installed by FromAIJ, removed by ToAIJ (which first brings the
 // host values up to date): device values for the GPU types with a CUDA PETSc; for every MPI type,
