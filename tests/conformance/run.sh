@@ -45,7 +45,7 @@
 #   --jobs N    cases at once (default: twice the cores; half of them with --gpu)
 #   --reuse-ref skip the reference run when one of the same selection is on disk (for reruns)
 # Output: "ok TYPE CASE" / "not ok TYPE CASE: what differs" per case, a summary per type, and
-# "N passed, M failed, K known failures, J failing as with PETSc's aijcrl or sell" last; exits nonzero on any
+# "N passed, M failed, K known failures, J failing as with aijcrl" last; exits nonzero on any
 # failure. Records (every case's harness log, the differences, the failing cases' run folders)
 # under build/conformance/<cpu|gpu>/.
 #
@@ -292,50 +292,33 @@ done
 # met is mostly MatSetType's, which keeps an assembled matrix only for a type whose name extends
 # its own, so that a case's aijcusparse matrix given another -mat_type by MatSetFromOptions comes
 # back empty (mat ex62_14_*).
-# The same for a type whose name starts with "sell" (sellp, sellpcuda): PETSc's MatSetType turns
-# an assembled matrix into MATSELL before it sets any such type (3.25; a matrix-free operator
-# cannot be converted: snes ex28_3_cuda with -snes_mf_operator), so these cases run once more with
-# PETSc's own sell swapped in.
-declare -A sib_state=() sib_detail=()
-sibling_run() { # PETSc-type filter: reruns the failing command cases of our types matching filter
-  local sib=$1 filter=$2 targets key st comment i
-  targets=$(for i in "${!f_key[@]}"; do [ "${f_cmd[$i]}" = 1 ] && [[ ${f_type[$i]} == $filter ]] && echo "${f_key[$i]%%+*}"; done | sort -u | paste -sd' ')
-  [ -n "$targets" ] || return 0
-  run_harness "$sib" "-mat_type $sib -dm_mat_type $sib $VEC_OPTIONS" "$targets"
-  classify "$WORK/$sib/tap.log" >"$WORK/$sib/cases"
+declare -A crl_state=() crl_detail=()
+crl_targets=$(for i in "${!f_key[@]}"; do [ "${f_cmd[$i]}" = 1 ] && echo "${f_key[$i]%%+*}"; done | sort -u | paste -sd' ')
+if [ -n "$crl_targets" ]; then
+  run_harness aijcrl "-mat_type aijcrl -dm_mat_type aijcrl $VEC_OPTIONS" "$crl_targets"
+  classify "$WORK/aijcrl/tap.log" >"$WORK/aijcrl/cases"
   while read -r key st comment; do
-    sib_state[$sib:$key]=$st
-    [ "$st" = fail ] && [ ! -s "$WORK/$sib/diffs/$key.diff" ] && sib_detail[$sib:$key]=$(failure_detail "$WORK/$sib" "$key" "$comment")
-  done <"$WORK/$sib/cases"
-}
-sibling_run aijcrl '*'
-sibling_run sell 'sell*'
+    crl_state[$key]=$st
+    [ "$st" = fail ] && [ ! -s "$WORK/aijcrl/diffs/$key.diff" ] && crl_detail[$key]=$(failure_detail "$WORK/aijcrl" "$key" "$comment")
+  done <"$WORK/aijcrl/cases"
+fi
 same_error() { # detail detail: equal once rank prefixes, numbers and type names are set aside
-  local norm='s/\[[0-9]+\]//g; s/(seq|mpi)?(aij|sell)[a-z]*//g; s/[0-9]+/0/g'
+  local norm='s/\[[0-9]+\]//g; s/(seq|mpi)?aij[a-z]*//g; s/[0-9]+/0/g'
   [ "$(sed -E "$norm" <<<"$1")" = "$(sed -E "$norm" <<<"$2")" ]
-}
-fails_as() { # type case detail: the PETSc type the case fails with in the same way, if any
-  local sib
-  for sib in aijcrl sell; do
-    [ "$sib" = sell ] && [[ $1 != sell* ]] && continue
-    [ "${sib_state[$sib:$2]:-}" = fail ] && same_error "$3" "${sib_detail[$sib:$2]:-}" && { echo "$sib"; return; }
-  done
 }
 for i in "${!f_key[@]}"; do
   t=${f_type[$i]} key=${f_key[$i]} detail=${f_detail[$i]} cmd=${f_cmd[$i]}
-  sib=''
-  [ "$cmd" = 1 ] && sib=$(fails_as "$t" "$key" "$detail")
-  if [ -n "$sib" ]; then
+  if [ "$cmd" = 1 ] && [ "${crl_state[$key]:-}" = fail ] && same_error "$detail" "${crl_detail[$key]:-}"; then
     tx[$t]=$((tx[$t] + 1)) npetsc=$((npetsc + 1))
-    echo "not ok $t $key # TODO fails the same way with PETSc's own $sib: $detail"
+    echo "not ok $t $key # TODO fails the same way with PETSc's own AIJ subclass aijcrl: $detail"
   else
     tf[$t]=$((tf[$t] + 1)) fail=$((fail + 1))
     echo "not ok $t $key: $detail"
   fi
 done
 for t in $types; do
-  echo "# $t: ${tp[$t]} passed (${ta[$t]} with accepted differences), ${tf[$t]} failed, ${tk[$t]} known failures, ${tx[$t]} failing as with PETSc's aijcrl or sell," \
+  echo "# $t: ${tp[$t]} passed (${ta[$t]} with accepted differences), ${tf[$t]} failed, ${tk[$t]} known failures, ${tx[$t]} failing as with aijcrl," \
     "of the $nref cases the reference passes; $(cat "$WORK/$t/seconds") s"
 done
-echo "$pass passed, $fail failed, $nknown known failures (tests/conformance/known-failures), $npetsc failing as with PETSc's aijcrl or sell"
+echo "$pass passed, $fail failed, $nknown known failures (tests/conformance/known-failures), $npetsc failing as with PETSc's aijcrl"
 [ $fail = 0 ]

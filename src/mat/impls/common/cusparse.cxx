@@ -634,12 +634,21 @@ PetscErrorCode WithShadowAsA(Mat C, ProductFn f)
 PetscErrorCode DenseNumeric(Mat C)
 {
   ProductFn saved = nullptr;
+  PetscBool on_gpu;
 
   PetscFunctionBegin;
   PetscCall(KeptFunction((PetscObject)C, kSavedDenseNumeric, &saved));
   PetscCheck(saved, PETSC_COMM_SELF, PETSC_ERR_PLIB, "dense product without its numeric phase");
+  // aijcusparse's numeric phase writes into C's array as GPU memory: a C converted to host dense
+  // since (MatConvert in place, or its own return to seqdense after a numeric phase) goes to the
+  // GPU for the length of the call and comes back
+  PetscCall(PetscObjectTypeCompare((PetscObject)C, MATSEQDENSECUDA, &on_gpu));
+  const bool was_host = !on_gpu;
+  if (was_host) PetscCall(MatConvert(C, MATSEQDENSECUDA, MAT_INPLACE_MATRIX, &C));
   if (OurDeviceSeq(C->product->A)) PetscCall(WithShadowAsA(C, saved));
   else PetscCall(saved(C)); // (MatProductReplaceMats gave it an aijcusparse A)
+  PetscCall(PetscObjectTypeCompare((PetscObject)C, MATSEQDENSECUDA, &on_gpu)); // (aijcusparse may have brought it back)
+  if (was_host && on_gpu) PetscCall(MatConvert(C, MATSEQDENSE, MAT_INPLACE_MATRIX, &C));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
