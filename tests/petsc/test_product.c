@@ -183,9 +183,10 @@ static PetscErrorCode DenseBlock(MPI_Comm comm, PetscInt M, PetscInt N, PetscInt
 
 /* Products of A (the type under test) with a dense matrix, as applications form a block of
    right-hand sides (MatMatMult(A, X) before MatMatSolve): AB and AtB, and on one rank ABt, PtAP
-   and RARt, equal AIJ's; computed again after A's values changed; and again after the result was
-   converted in place between host and GPU dense types (a cuSPARSE factor's MatMatSolve turns its
-   right-hand side into seqdensecuda; a *cuda type's product gives seqdensecuda) */
+   and RARt, equal AIJ's; computed again after A's values changed; and, for products on the GPU,
+   again after the result was converted in place between host and GPU dense types (a cuSPARSE
+   factor's MatMatSolve turns its right-hand side into seqdensecuda; a *cuda type's product gives
+   seqdensecuda) */
 static PetscErrorCode DenseOperand(Mat A, Mat At, const char *type, PetscBool gpu_products)
 {
   MPI_Comm             comm = PetscObjectComm((PetscObject)A);
@@ -229,7 +230,9 @@ static PetscErrorCode DenseOperand(Mat A, Mat At, const char *type, PetscBool gp
     PetscCall(MatScale(A, 0.5));
     PetscCall(MatScale(At, 0.5));
 #if PetscDefined(HAVE_CUDA)
-    {
+    /* (on the GPU route only: SeqAIJ's host product keeps its numeric phase in C's matmultnumeric,
+       which an in-place conversion of C replaces, for AIJ too) */
+    if (gpu_products) {
       const MatType to[2] = {MATDENSE, MATDENSECUDA};
       for (int c = 0; c < 2; c++) {
         PetscCall(MatConvert(C, to[c], MAT_INPLACE_MATRIX, &C));
