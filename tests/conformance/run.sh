@@ -44,6 +44,9 @@
 #   --types "T..."  our types to run (default: the host types, or the *cuda types with --gpu)
 #   --jobs N    cases at once (default: twice the cores; half of them with --gpu)
 #   --reuse-ref skip the reference run when one of the same selection is on disk (for reruns)
+#   --shard K/N the K-th of N parts of the selection (every N-th case, in name order), reference
+#               included: a selection too long for one sitting (the GPU default's ksp/ksp tutorials)
+#               run as N commands, each reporting its part
 # Output: "ok TYPE CASE" / "not ok TYPE CASE: what differs" per case, a summary per type, and
 # "N passed, M failed, K known failures, J failing as with aijcrl" last; exits nonzero on any
 # failure. Records (every case's harness log, the differences, the failing cases' run folders)
@@ -56,7 +59,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 HERE=$ROOT/tests/conformance
 
-platform=cpu mode=default types='' jobs='' reuse_ref=0
+platform=cpu mode=default types='' jobs='' reuse_ref=0 shard=
 selection=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -66,12 +69,18 @@ while [ $# -gt 0 ]; do
   --types) types=$2; shift ;;
   --jobs) jobs=$2; shift ;;
   --reuse-ref) reuse_ref=1 ;;
+  --shard) shard=$2; shift ;;
   -h | --help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
   -*) echo "conformance: unknown option $1 (see --help)" >&2; exit 2 ;;
   *) selection+=("$1") ;;
   esac
   shift
 done
+
+if [ -n "$shard" ]; then
+  [[ $shard =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] && [ "${BASH_REMATCH[1]}" -le "${BASH_REMATCH[2]}" ] ||
+    { echo "conformance: --shard K/N with 1 <= K <= N, not '$shard'" >&2; exit 2; }
+fi
 
 # Cases at once: on the CPU twice the cores, since the cases' MPI start-ups and small solves leave
 # cores idle (on the 2-core CI machine a host type's run took 287 s with 4 at once, 344 s with 2); on
@@ -205,15 +214,18 @@ failure_detail() { # out case tap-comment
 }
 
 echo "# conformance ($platform): PETSc $(sed -n 's/^#define PETSC_VERSION_\(MAJOR\|MINOR\|SUBMINOR\) *\([0-9]*\)/\2/p' \
-  "$PETSC_DIR/include/petscversion.h" | paste -sd.) at $PETSC_DIR${PETSC_ARCH:+/$PETSC_ARCH}; selection: ${selection[*]}"
+  "$PETSC_DIR/include/petscversion.h" | paste -sd.) at $PETSC_DIR${PETSC_ARCH:+/$PETSC_ARCH}; selection: ${selection[*]}${shard:+ (part $shard)}"
 
 # The reference run (it also compiles the cases the first time)
-signature="$REF_OPTIONS $VEC_OPTIONS | ${fields[*]} | ${values[*]}"
+signature="$REF_OPTIONS $VEC_OPTIONS | ${fields[*]} | ${values[*]}${shard:+ | shard $shard}"
 if [ $reuse_ref = 1 ] && [ -f "$WORK/ref/signature" ] && [ "$(cat "$WORK/ref/signature")" = "$signature" ] &&
   [ -n "$(ls "$WORK/ref/outputs" 2>/dev/null)" ]; then
   echo "# reference: reusing the run of $(date -r "$WORK/ref/signature" '+%F %T')"
 else
   cases=$(selection_targets)
+  if [ -n "$shard" ]; then # every N-th of the sorted targets, from the K-th
+    cases=$(tr ' ' '\n' <<<"$cases" | awk -v k="${shard%/*}" -v n="${shard#*/}" '(NR - 1) % n == k - 1' | paste -sd' ')
+  fi
   [ -n "$cases" ] || { echo "0 passed, 1 failed (the selection names no case of the harness: ${selection[*]})"; exit 1; }
   run_harness ref "$REF_OPTIONS $VEC_OPTIONS" "$cases"
   echo "$signature" >"$WORK/ref/signature"
