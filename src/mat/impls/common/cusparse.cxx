@@ -674,9 +674,9 @@ PetscErrorCode DenseSymbolic(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// Takes products whose operands are all ours (GPU) or aijcusparse, and ours times a dense matrix;
-// everything else, and every product with -mat_gpumats_products host, goes to SeqAIJ's own (host)
-// products.
+// Takes products whose operands are all ours (GPU) or aijcusparse; everything else, and every
+// product with -mat_gpumats_products host, goes to SeqAIJ's own (host) products. (Ours times a
+// dense matrix never reaches here: PETSc finds it by type names, in ProductAsAIJ.)
 PetscErrorCode ProductSetFromOptions(Mat C)
 {
   Mat_Product *p = C->product;
