@@ -168,6 +168,8 @@ PetscErrorCode GetUpdateCounts(Mat A, PetscInt64 *conversions, PetscInt64 *value
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 constexpr const char kUpdateCounts[] = "MatGpuMatsGetUpdateCounts_C";
+// MatAXPY of two different types with a new pattern sizes its result with this (axpy.cxx)
+constexpr const char kAXPYPreallocation[] = "MatAXPYGetPreallocation_C";
 
 // PETSc finds the product of two matrices of different types by the name
 // MatProductSetFromOptions_<A's type>_<B's type>[_<C's type>]_C composed on one of them: MAIJ (DMDA's
@@ -369,6 +371,7 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, into, back));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, kUpdateCounts, GetUpdateCounts));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, kAnyType, ProductAsAIJ));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, kAXPYPreallocation, AXPYPreallocation));
 #if PetscDefined(HAVE_CUDA)
   // PETSc creates every matrix bound to the CPU and unbinds the device types (aijcusparse,
   // mpiaijcusparse) when they take over. Code that picks a device path reads this flag: MatGetFactor
@@ -395,6 +398,7 @@ PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base, bool d
   PetscCall(ComposeConverters(A, prefix, *d->info, d->device, nullptr, nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, kUpdateCounts, (PetscErrorCode(*)(Mat, PetscInt64 *, PetscInt64 *))nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, kAnyType, (PetscErrorCode(*)(Mat))nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, kAXPYPreallocation, (PetscErrorCode(*)(Mat, Mat, Mat *))nullptr));
 #if PetscDefined(HAVE_CUDA)
   if (d->device) A->boundtocpu = PETSC_TRUE; // a plain AIJ again
 #endif

@@ -382,6 +382,9 @@ OpFn BindAwareProductSetFromOptions();
 // everything else AIJ's
 PetscErrorCode SeqAXPY(Mat Y, PetscScalar a, Mat X, MatStructure str);
 PetscErrorCode MpiAXPY(Mat Y, PetscScalar a, Mat X, MatStructure str);
+// MatAXPYGetPreallocation_C of every type: B of Y's type preallocated for the union of X's and Y's
+// patterns, row by row (PETSc's MatAXPY of two different types with a new pattern)
+PetscErrorCode AXPYPreallocation(Mat Y, Mat X, Mat *B);
 // Values that live on the GPU (ondevice.cxx): MatScale and MatDiagonalScale of the GPU Seq types
 // (null without a CUDA PETSc), which change the shadow's values where A's newest values are its
 // only, and AIJ's otherwise; DeviceAXPY does MatAXPY (SUBSET or SAME) there when Y's values are on
