@@ -8,7 +8,8 @@
 #     is informational only: the reference type swapped in may legitimately change what a case prints);
 #   run with one of our types: compares OUTPUT with the reference run's output of the same case, with
 #     the case's own filters, by PETSc's petscdiff (its rules: text and integers exact, numbers with a
-#     decimal point or an exponent not compared). If they differ, compares once more after the
+#     decimal point or an exponent not compared). If they differ, the case still passes where OUTPUT
+#     equals EXPECTED, an output PETSc ships for the case; else compares once more after the
 #     accepted differences (accepted.sh) are taken out of both; then the case passes, and the
 #     differences that applied are recorded in $CONFORMANCE_OUT/accepted.
 #
@@ -63,10 +64,14 @@ trap 'rm -rf "$tmp"' EXIT
 filtered "$ref" "$filter_output" >"$tmp/ref"
 filtered "$output" "$filter" >"$tmp/ours"
 applied=()
+expected=${all[${#all[@]}-2]}
+filtered "$expected" "$filter_output" >"$tmp/exp" 2>/dev/null || : >"$tmp/exp"
+cp "$tmp/ours" "$tmp/ours_exp"
 accept() { # name reason sed-script [case-glob]
   # shellcheck disable=SC2053 # the glob is meant to match
   [ -n "${4:-}" ] && [[ $label != $4 ]] && return 0
   local side changed=0
+  for side in exp ours_exp; do sed -E "$3" "$tmp/$side" >"$tmp/$side.next" && mv "$tmp/$side.next" "$tmp/$side"; done
   for side in ref ours; do
     sed -E "$3" "$tmp/$side" >"$tmp/$side.next"
     cmp -s "$tmp/$side" "$tmp/$side.next" || changed=1
@@ -84,15 +89,40 @@ if "$CONFORMANCE_PETSCDIFF" "${plain[@]}" "$tmp/ref" "$tmp/ours" >/dev/null 2>&1
   echo "conformance: differs from the reference run only by accepted differences: ${applied[*]}"
   exit 0
 fi
-# What is left after the accepted differences: the lines that petscdiff finds different ("<" the
-# reference type's, ">" ours), shown unmasked. Lines that differ only in masked numbers are left out:
-# they are not what failed the case.
+# Not what the reference type printed, but one of the outputs PETSc ships for this case (its .out or
+# an _alt.out: the harness calls this once per file until one passes), the same accepted differences
+# set aside: PETSc's own test passes. A case keeps several outputs where its iteration counts follow
+# the summation order (Newton steps with finite-difference Jacobians: snes ex19_tut_3, ts ex12_2),
+# one per order PETSc has met, and our MatMult sums in another order than the reference type's. Lines
+# that the reference run prints too and the shipped output lacks are this PETSc's, not ours (the
+# view of a newer hypre), and are set aside as well.
 mask() { # petscdiff's masking of numbers with a decimal point or an exponent
   if [ ${#plain[@]} -gt 0 ]; then cat "$1"; return; fi
   sed -e "s/< [-+ ]*[0-9][0-9]*\.*[0-9]*[eE][-+][0-9][0-9]*/XXX/g" "$1" |
     sed -e "s/[-+ ]*[-]*[0-9][0-9]*\.*[0-9]*[eE][-+][0-9][0-9]*/XXX/g" |
     sed -e "s/[-+ ]*[-]*[0-9][0-9]*\.[0-9]*/XXX/g" -e "s/ \*\*\*\*\*\*\*\*\* /XXX/g"
 }
+only_this_petsc() { # stdin: the lines of ours missing from the shipped output (masked)
+  local l
+  while IFS= read -r l; do
+    grep -qxF -- "$l" "$tmp/ref.masked" && ! grep -qxF -- "$l" "$tmp/exp.masked" || return 1
+  done
+}
+if [ -s "$tmp/exp" ]; then
+  mask "$tmp/exp" >"$tmp/exp.masked"
+  mask "$tmp/ours_exp" >"$tmp/ours_exp.masked"
+  mask "$tmp/ref" >"$tmp/ref.masked"
+  extra=$(diff -w --unchanged-line-format='' --old-line-format='<%L' --new-line-format='>%L' "$tmp/exp.masked" "$tmp/ours_exp.masked")
+  if ! grep -q '^<' <<<"$extra" && grep '^>' <<<"$extra" | cut -c2- | only_this_petsc; then
+    echo "$label PETSc's-expected-output:${expected##*/} ${applied[*]}" >>"$CONFORMANCE_OUT/accepted"
+    echo "conformance: differs from the reference run, equals PETSc's expected output ${expected##*/} (accepted: ${applied[*]})"
+    exit 0
+  fi
+fi
+
+# What is left after the accepted differences: the lines that petscdiff finds different ("<" the
+# reference type's, ">" ours), shown unmasked. Lines that differ only in masked numbers are left out:
+# they are not what failed the case.
 mask "$tmp/ref" >"$tmp/ref.masked"
 mask "$tmp/ours" >"$tmp/ours.masked"
 diff -w --unchanged-line-format='' --old-line-format='<%dn
