@@ -248,11 +248,12 @@ while read -r key reason; do
   case $key in '' | '#'*) continue ;; esac
   known[$key]=$reason
 done <"$HERE/known-failures"
-known_reason() { # case: why it is a known failure (a name of the list, or one of its globs), else nothing
+known_reason() { # case type: why it is a known failure (a name of the list, or one of its globs, for
+  # every type or, written NAME@TYPE, for one), else nothing
   local k
   for k in "${!known[@]}"; do
     # shellcheck disable=SC2053 # the name may be a glob
-    [[ $1 == $k ]] && { echo "${known[$k]}"; return; }
+    [[ $1 == ${k%@*} ]] && { [[ $k != *@* ]] || [ "${k#*@}" = "$2" ]; } && { echo "${known[$k]}"; return; }
   done
 }
 
@@ -268,7 +269,7 @@ for t in $types; do
   [ -f "$out/accepted" ] && while read -r key names; do accepted[$key]=$names; done <"$out/accepted"
   p=0 f=0 a=0 k=0
   while read -r key _; do
-    kr=$(known_reason "$key")
+    kr=$(known_reason "$key" "$t")
     if [ -n "$kr" ]; then
       if [ "${state[$key]:-}" = pass ]; then
         f=$((f + 1))
