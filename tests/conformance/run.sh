@@ -32,9 +32,10 @@
 #               the harness on another field (args:*-pc_type*gamg*), or argsearch:TEXT for every
 #               case whose arguments contain TEXT. Default: the tutorials of ksp/ksp, snes and ts
 #               (CPU); every case whose arguments name aijcusparse (about 140, of mat, ksp, snes,
-#               tao and dm) and the tutorials of ksp/ksp (GPU).
+#               tao and dm) and ksp ex2, ex7, ex45, ex50, ex56 and snes ex19 of the tutorials (GPU).
 #   --wide      the default selection plus mat/tests, ksp/ksp/tests and ksp/pc (make conformance;
-#               on the GPU also snes/tutorials); a selection given replaces the default or wide one
+#               on the GPU also the whole ksp/ksp and snes tutorials); a selection given replaces
+#               the default or wide one
 #   --ci        what CI runs (tests/run.sh): the default selection with every host type. Measured
 #               from a clean build/ on the 2-core CI machine: 18 minutes (compiling the cases and the
 #               reference run 7.5, each host type 3 to 4), about 26 of CI's 60 with the rest of `make
@@ -117,7 +118,13 @@ else
   [ -n "$types" ] || types="cmrscuda sellpcuda bellpackcuda autocuda"
   export CONFORMANCE_OURS="(cmrs|padsell|bellpack|auto)cuda" CONFORMANCE_REF_AIJ="cusparse"
   export CONFORMANCE_OURS_ROOT="(cmrs|sellp|bellpack|auto)cuda" CONFORMANCE_REF_ROOT="aijcusparse"
-  DEFAULT=(argsearch:aijcusparse ksp/ksp/tutorials)
+  # every case that names aijcusparse, and the tutorials that run the solvers users pick (CG and
+  # GMRES with Jacobi, block Jacobi and ILU, ASM, GAMG, PCMG, fieldsplit, MUMPS: ksp ex2, ex7, ex45,
+  # ex50, ex56, snes ex19): about 380 cases, one sitting of a 4-GPU machine. The whole ksp/ksp and
+  # snes tutorials with --wide.
+  DEFAULT=(argsearch:aijcusparse 'ksp_ksp_tutorials-ex2_*' 'ksp_ksp_tutorials-ex7_*' 'ksp_ksp_tutorials-ex45_*'
+    'ksp_ksp_tutorials-ex50_*' 'ksp_ksp_tutorials-ex56_*' 'snes_tutorials-ex19_*')
+  WIDER=(ksp/ksp/tutorials snes/tutorials "${WIDER[@]}")
 fi
 [ -f "$LIB" ] || { echo "conformance: no library at $LIB (make lib)"; echo "0 passed, 1 failed"; exit 1; }
 PETSCDIFF_REAL=$PETSC_DIR/lib/petsc/bin/petscdiff # the harness's own (petsc_bindir in its scripts)
@@ -125,7 +132,7 @@ PETSCDIFF_REAL=$PETSC_DIR/lib/petsc/bin/petscdiff # the harness's own (petsc_bin
 if [ ${#selection[@]} -eq 0 ]; then # a selection given replaces the mode's
   case $mode in
   default) selection=("${DEFAULT[@]}") ;;
-  wide) selection=("${DEFAULT[@]}" "${WIDER[@]}") && [ $platform = gpu ] && selection+=(snes/tutorials) ;;
+  wide) selection=("${DEFAULT[@]}" "${WIDER[@]}") ;;
   ci) selection=("${DEFAULT[@]}") ;;
   esac
 fi
@@ -241,7 +248,7 @@ echo "# reference (${REF_OPTIONS}): $(wc -l <"$WORK/ref/cases") cases, $nref pas
 # {{a b}} is one harness target: "case+var-value" -> "case")
 targets=$(grep ' pass' "$WORK/ref/cases" | cut -d' ' -f1 | sed 's/+.*//' | sort -u | paste -sd' ')
 
-# Known failures (known-failures: bugs of ours still open), reported apart so that CI stops on any
+# Known failures (known-failures: each with its cause), reported apart so that CI stops on any
 # other; a listed case that passes fails the run until it is taken off the list
 declare -A known=()
 while read -r key reason; do
