@@ -81,6 +81,32 @@ static PetscErrorCode CheckType_(Mat A, const char *mname, const char *type, Typ
   PetscCall(PetscSNPrintf(name, sizeof(name), "round-trip-exact/%s/%s", type, mname));
   PetscCall(CheckExact(A, C, name));
 
+  /* PETSc's own ILU(0) of ours (SeqAIJ's, whose symbolic phase copies the matrix's composed
+     functions into the factor): the factor carries none of ours */
+  {
+    PetscMPIInt size;
+    PetscInt    m, n;
+    PetscBool   missing = PETSC_TRUE;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+    PetscCall(MatGetSize(B, &m, &n));
+    if (size == 1 && m == n && m > 0) PetscCall(MatMissingDiagonal(B, &missing, NULL));
+    if (!missing) {
+      Mat           Fct;
+      IS            rows, cols;
+      MatFactorInfo info;
+      PetscCall(MatGetFactor(B, MATSOLVERPETSC, MAT_FACTOR_ILU, &Fct));
+      PetscCall(MatGetOrdering(B, MATORDERINGNATURAL, &rows, &cols));
+      PetscCall(MatFactorInfoInitialize(&info));
+      info.fill = 1.0;
+      PetscCall(MatILUFactorSymbolic(Fct, B, rows, cols, &info));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "petsc-ilu-factor-none-composed/%s/%s", type, mname));
+      PetscCall(CheckNoneComposed(Fct, type, name));
+      PetscCall(ISDestroy(&rows));
+      PetscCall(ISDestroy(&cols));
+      PetscCall(MatDestroy(&Fct));
+    }
+  }
+
   /* out of our type into the reference's (aijcusparse in the GPU suite): that type, same product */
   {
     Mat       G, Aref;

@@ -142,6 +142,7 @@ PetscErrorCode PetscGpuMatsInitialize(void)
     PetscCall(MatRegister(n.mpi[k].c_str(), c.mpi[forms[k].device]));
   }
   PetscCall(RegisterCusparseBridge());
+  PetscCall(RegisterPetscFactors());
   PetscCall(RegisterMpiProductEvents());
   PetscCall(PetscRegisterFinalize(ForgetRegistration));
   registered = PETSC_TRUE;

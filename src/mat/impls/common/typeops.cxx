@@ -387,6 +387,16 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode ForgetTypeFunctions(Mat M, const char *prefix, const FormatInfo &f, bool device)
+{
+  PetscFunctionBegin;
+  PetscCall(ComposeConverters(M, prefix, f, device, nullptr, nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)M, kUpdateCounts, (PetscErrorCode(*)(Mat, PetscInt64 *, PetscInt64 *))nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)M, kAnyType, (PetscErrorCode(*)(Mat))nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)M, kAXPYPreallocation, (PetscErrorCode(*)(Mat, Mat, Mat *))nullptr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base, bool destroying)
 {
   TypeData *d = Data(A);
@@ -395,10 +405,7 @@ PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base, bool d
   for (int i = 0; i < kNumOps; ++i) PetscCall(MatSetOperation(A, kOverridden[i], d->saved[i]));
   if (d->creategraph) A->ops->creategraph = reinterpret_cast<CreateGraphFn>(d->creategraph);
   if (d->retrieve) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", destroying ? nullptr : d->retrieve));
-  PetscCall(ComposeConverters(A, prefix, *d->info, d->device, nullptr, nullptr));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, kUpdateCounts, (PetscErrorCode(*)(Mat, PetscInt64 *, PetscInt64 *))nullptr));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, kAnyType, (PetscErrorCode(*)(Mat))nullptr));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, kAXPYPreallocation, (PetscErrorCode(*)(Mat, Mat, Mat *))nullptr));
+  PetscCall(ForgetTypeFunctions(A, prefix, *d->info, d->device));
 #if PetscDefined(HAVE_CUDA)
   if (d->device) A->boundtocpu = PETSC_TRUE; // a plain AIJ again
 #endif

@@ -165,6 +165,12 @@ PetscErrorCode InstallType(Mat A, TypeData *d, const char *prefix, const OpFn ou
 // makes a new list that nothing frees (PETSc 3.25: a 16-byte block per matrix at -malloc_dump);
 // AIJ's destroy removes those functions anyway.
 PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base, bool destroying = false);
+// Removes from M every function InstallType composes for a type of format f (M: a matrix of that
+// type being uninstalled, or one that received copies of its functions)
+PetscErrorCode ForgetTypeFunctions(Mat M, const char *prefix, const FormatInfo &f, bool device);
+// SeqAIJ's MATSOLVERPETSC getter, wrapped so that a factor of ours carries none of our functions
+// (factor.cxx)
+PetscErrorCode RegisterPetscFactors();
 
 // MatResidual(A, b, x, r) checks nothing itself (AIJ's fallback, MatMult, would): b and r must have
 // A's rows, x its columns, and x differ from r.
