@@ -46,8 +46,8 @@
 #   --jobs N    cases at once (default: twice the cores; half of them with --gpu)
 #   --reuse-ref skip the reference run when one of the same selection is on disk (for reruns)
 #   --shard K/N the K-th of N parts of the selection (every N-th case, in name order), reference
-#               included: a selection too long for one sitting (the GPU default's ksp/ksp tutorials)
-#               run as N commands, each reporting its part
+#               included: a selection too long for one sitting (the GPU's --wide one) run as N
+#               commands, each reporting its part
 # Output: "ok TYPE CASE" / "not ok TYPE CASE: what differs" per case, a summary per type, and
 # "N passed, M failed, K known failures, J failing as with aijcrl" last; exits nonzero on any
 # failure. Records (every case's harness log, the differences, the failing cases' run folders)
@@ -337,11 +337,15 @@ error_signature() { # the case's folder (failure_detail copies it)
     /PETSC ERROR: #[0-9]+ [A-Za-z0-9_]+\(\)/ { sub(/^.*PETSC ERROR: /, ""); sub(/\(\).*/, "()"); print "frame " $0 }' |
     sed -E 's/(seq|mpi)?aij[a-z]*//g' | sort -u
 }
+same_signature() { # folder folder: both failed with the same non-empty error_signature
+  local a
+  a=$(error_signature "$1")
+  [ -n "$a" ] && [ "$a" = "$(error_signature "$2")" ]
+}
 for i in "${!f_key[@]}"; do
   t=${f_type[$i]} key=${f_key[$i]} detail=${f_detail[$i]} cmd=${f_cmd[$i]}
-  sig_ours=$(error_signature "$WORK/$t/failed/$key") sig_crl=$(error_signature "$WORK/aijcrl/failed/$key")
   if [ "$cmd" = 1 ] && [ "${crl_state[$key]:-}" = fail ] &&
-    { same_error "$detail" "${crl_detail[$key]:-}" || { [ -n "$sig_ours" ] && [ "$sig_ours" = "$sig_crl" ]; }; }; then
+    { same_error "$detail" "${crl_detail[$key]:-}" || same_signature "$WORK/$t/failed/$key" "$WORK/aijcrl/failed/$key"; }; then
     tx[$t]=$((tx[$t] + 1)) npetsc=$((npetsc + 1))
     echo "not ok $t $key # TODO fails the same way with PETSc's own AIJ subclass aijcrl: $detail"
   else
