@@ -719,9 +719,7 @@ PetscErrorCode ProductSetFromOptions(Mat C)
 // phases; PETSc's own functions are kept on B under these names and called through.
 constexpr const char *kSavedSymbolic = "GpuMatsCusparseSymbolic", *kSavedNumeric = "GpuMatsCusparseNumeric";
 
-using LUSymbolic   = PetscErrorCode (*)(Mat, Mat, IS, IS, const MatFactorInfo *);
-using CholSymbolic = PetscErrorCode (*)(Mat, Mat, IS, const MatFactorInfo *);
-using Numeric      = PetscErrorCode (*)(Mat, Mat, const MatFactorInfo *);
+using Numeric = PetscErrorCode (*)(Mat, Mat, const MatFactorInfo *);
 
 bool IsLU(Mat B) { return B->factortype == MAT_FACTOR_LU || B->factortype == MAT_FACTOR_ILU || B->factortype == MAT_FACTOR_ILUDT; }
 
@@ -756,7 +754,7 @@ PetscErrorCode FactorNumeric(Mat B, Mat A, const MatFactorInfo *info)
 
 PetscErrorCode LUFactorSymbolic(Mat B, Mat A, IS row, IS col, const MatFactorInfo *info)
 {
-  LUSymbolic saved = nullptr;
+  LUSymbolicFn saved = nullptr;
   Mat        S;
 
   PetscFunctionBegin;
@@ -769,7 +767,7 @@ PetscErrorCode LUFactorSymbolic(Mat B, Mat A, IS row, IS col, const MatFactorInf
 
 PetscErrorCode CholFactorSymbolic(Mat B, Mat A, IS perm, const MatFactorInfo *info)
 {
-  CholSymbolic saved = nullptr;
+  CholSymbolicFn saved = nullptr;
   Mat          S;
 
   PetscFunctionBegin;
@@ -780,39 +778,13 @@ PetscErrorCode CholFactorSymbolic(Mat B, Mat A, IS perm, const MatFactorInfo *in
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// Keeps PETSc's symbolic phase in `slot` on B and puts ours in its place
-template <class Fn>
-PetscErrorCode RouteSymbolic(Mat B, Fn &slot, Fn ours)
-{
-  PetscFunctionBegin;
-  PetscCall(KeepFunction((PetscObject)B, kSavedSymbolic, slot));
-  slot = ours;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 // MatGetFactor for MATSOLVERCUSPARSE on our GPU Seq types: PETSc's aijcusparse factor matrix
 // (which reads only A's sizes and block sizes here), with its symbolic phase routed to A's shadow.
 PetscErrorCode GetFactorCusparse(Mat A, MatFactorType ftype, Mat *B)
 {
   PetscFunctionBegin;
   PetscCall(MatGetFactor_seqaijcusparse_cusparse(A, ftype, B));
-  MatOps ops = (*B)->ops;
-  switch (ftype) {
-  case MAT_FACTOR_LU:
-    PetscCall(RouteSymbolic<LUSymbolic>(*B, ops->lufactorsymbolic, LUFactorSymbolic));
-    break;
-  case MAT_FACTOR_ILU:
-    PetscCall(RouteSymbolic<LUSymbolic>(*B, ops->ilufactorsymbolic, LUFactorSymbolic));
-    break;
-  case MAT_FACTOR_CHOLESKY:
-    PetscCall(RouteSymbolic<CholSymbolic>(*B, ops->choleskyfactorsymbolic, CholFactorSymbolic));
-    break;
-  case MAT_FACTOR_ICC:
-    PetscCall(RouteSymbolic<CholSymbolic>(*B, ops->iccfactorsymbolic, CholFactorSymbolic));
-    break;
-  default:
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "MATSOLVERCUSPARSE has no factor type %d", (int)ftype);
-  }
+  PetscCall(RouteFactorSymbolic(*B, ftype, kSavedSymbolic, LUFactorSymbolic, CholFactorSymbolic));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -17,9 +17,7 @@ namespace gpumats {
 
 namespace {
 
-using LUSymbolic   = PetscErrorCode (*)(Mat, Mat, IS, IS, const MatFactorInfo *);
-using CholSymbolic = PetscErrorCode (*)(Mat, Mat, IS, const MatFactorInfo *);
-using GetFactorFn  = PetscErrorCode (*)(Mat, MatFactorType, Mat *);
+using GetFactorFn = PetscErrorCode (*)(Mat, MatFactorType, Mat *);
 
 constexpr const char *kSavedSymbolic = "GpuMatsPetscSymbolic";
 
@@ -36,7 +34,7 @@ PetscErrorCode ForgetOursOn(Mat B, Mat A)
 
 PetscErrorCode LUFactorSymbolic(Mat B, Mat A, IS row, IS col, const MatFactorInfo *info)
 {
-  LUSymbolic saved = nullptr;
+  LUSymbolicFn saved = nullptr;
 
   PetscFunctionBegin;
   PetscCall(KeptFunction((PetscObject)B, kSavedSymbolic, &saved));
@@ -48,23 +46,13 @@ PetscErrorCode LUFactorSymbolic(Mat B, Mat A, IS row, IS col, const MatFactorInf
 
 PetscErrorCode CholFactorSymbolic(Mat B, Mat A, IS perm, const MatFactorInfo *info)
 {
-  CholSymbolic saved = nullptr;
+  CholSymbolicFn saved = nullptr;
 
   PetscFunctionBegin;
   PetscCall(KeptFunction((PetscObject)B, kSavedSymbolic, &saved));
   PetscCheck(saved, PETSC_COMM_SELF, PETSC_ERR_PLIB, "factor without its symbolic phase");
   PetscCall(saved(B, A, perm, info));
   PetscCall(ForgetOursOn(B, A));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-template <class Fn>
-PetscErrorCode RouteSymbolic(Mat B, Fn &slot, Fn ours)
-{
-  PetscFunctionBegin;
-  if (!slot) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(KeepFunction((PetscObject)B, kSavedSymbolic, slot));
-  slot = ours;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -79,21 +67,7 @@ PetscErrorCode GetFactorPetsc(Mat A, MatFactorType ftype, Mat *B)
   PetscCheck(getter, PETSC_COMM_SELF, PETSC_ERR_SUP, "PETSc's factorization has no factor type %d for %s", (int)ftype, ((PetscObject)A)->type_name);
   PetscCall(getter(A, ftype, B));
   if (!find_type(((PetscObject)A)->type_name, &device)) PetscFunctionReturn(PETSC_SUCCESS); // AIJ's own: as it was
-  MatOps ops = (*B)->ops;
-  switch (ftype) {
-  case MAT_FACTOR_LU:
-    PetscCall(RouteSymbolic<LUSymbolic>(*B, ops->lufactorsymbolic, LUFactorSymbolic));
-    break;
-  case MAT_FACTOR_ILU:
-    PetscCall(RouteSymbolic<LUSymbolic>(*B, ops->ilufactorsymbolic, LUFactorSymbolic));
-    break;
-  case MAT_FACTOR_CHOLESKY:
-    PetscCall(RouteSymbolic<CholSymbolic>(*B, ops->choleskyfactorsymbolic, CholFactorSymbolic));
-    break;
-  default:
-    PetscCall(RouteSymbolic<CholSymbolic>(*B, ops->iccfactorsymbolic, CholFactorSymbolic));
-    break;
-  }
+  PetscCall(RouteFactorSymbolic(*B, ftype, kSavedSymbolic, LUFactorSymbolic, CholFactorSymbolic));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -152,6 +152,42 @@ PetscErrorCode KeptFunction(PetscObject obj, const char *name, Fn *fn)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// The symbolic phases of a factor matrix, and a factor's one for its type routed through ours:
+// PETSc's is kept on the factor B under `key` (KeepFunction) and `lu` or `chol` takes its slot.
+// A factor type without a symbolic phase on B is left as it is.
+using LUSymbolicFn   = PetscErrorCode (*)(Mat, Mat, IS, IS, const MatFactorInfo *);
+using CholSymbolicFn = PetscErrorCode (*)(Mat, Mat, IS, const MatFactorInfo *);
+
+inline PetscErrorCode RouteFactorSymbolic(Mat B, MatFactorType ftype, const char *key, LUSymbolicFn lu, CholSymbolicFn chol)
+{
+  MatOps ops = B->ops;
+
+  PetscFunctionBegin;
+  switch (ftype) {
+  case MAT_FACTOR_LU:
+  case MAT_FACTOR_ILU: {
+    LUSymbolicFn &slot = ftype == MAT_FACTOR_LU ? ops->lufactorsymbolic : ops->ilufactorsymbolic;
+    if (slot) {
+      PetscCall(KeepFunction((PetscObject)B, key, slot));
+      slot = lu;
+    }
+    break;
+  }
+  case MAT_FACTOR_CHOLESKY:
+  case MAT_FACTOR_ICC: {
+    CholSymbolicFn &slot = ftype == MAT_FACTOR_CHOLESKY ? ops->choleskyfactorsymbolic : ops->iccfactorsymbolic;
+    if (slot) {
+      PetscCall(KeepFunction((PetscObject)B, key, slot));
+      slot = chol;
+    }
+    break;
+  }
+  default:
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "no factor type %d for %s", (int)ftype, ((PetscObject)B)->type_name);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 using ConvertFn = PetscErrorCode (*)(Mat, MatType, MatReuse, Mat *);
 
 // Installs d on A: saves and overrides the operations, wraps MatRetrieveValues, gives A its
