@@ -347,6 +347,27 @@ int main(int argc, char **argv)
       PetscCall(MatDestroy(&At3));
       PetscCall(MatDestroy(&A3));
     }
+    {
+      /* ours with PETSc's own type of the same kind (aijcusparse for GPU types, AIJ for host
+         ones): PCMG's GDSW coarse space is an aijcusparse matrix that -pc_mg_galerkin multiplies
+         with the operator, a product PETSc looks up by the two type names */
+      Mat       Pc, D[2];
+      PetscBool gpu;
+      PetscCall(PetscStrendswith(concrete, "cuda", &gpu));
+      if (!gpu || size > 1 || !PetscDefined(HAVE_CUDA)) { /* (one rank: cuSPARSE's own seqaij x seqaijcusparse is not ours to judge) */
+        PetscCall(MatConvert(P, gpu ? MATAIJCUSPARSE : MATAIJ, MAT_INITIAL_MATRIX, &Pc));
+        PetscCall(MatMatMult(At, Pc, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D[0]));
+        PetscCall(MatPtAP(At, Pc, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D[1]));
+        for (int k = 0; k < 2; k++) {
+          PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s with P of PETSc's own type", tl.types[t], k ? "PtAP" : "AB"));
+          PetscCall(CheckSameProduct(k ? PtAP : AP, D[k], 31 + k, name));
+          PetscCall(PetscStrlcat(name, ": result type", sizeof(name)));
+          PetscCall(CheckType(D[k], concrete, (PetscBool)(gpu && !host_products && PetscDefined(HAVE_CUDA) && PETSC_VERSION_GE(3, 23, 0)), name));
+          PetscCall(MatDestroy(&D[k]));
+        }
+        PetscCall(MatDestroy(&Pc));
+      }
+    }
     PetscCall(Smoothing(A, P, At, Pt, tl.types[t]));
     {
       PetscBool gpu;

@@ -391,6 +391,10 @@ inline bool OurDeviceMpi(Mat A) { return OurDeviceOf(A, "mpi"); }
 // through PETSc's mpiaijcusparse back-end, MPIAIJ's host products otherwise (null without a CUDA
 // PETSc recent enough)
 OpFn           MpiProductSetFromOptions();
+// For ProductAsAIJ: an MPI GPU matrix of ours with an mpiaijcusparse or MPIAIJ one (PCMG's GDSW
+// coarse space is mpiaijcusparse, and -pc_mg_galerkin multiplies it with the operator), which
+// PETSc finds by type names only: taken to the MPI types' products; `taken` says whether
+PetscErrorCode TakeMixedMpiProduct(Mat C, bool *taken);
 PetscErrorCode RegisterMpiProductEvents();
 // Brings an MPI matrix's format copies up to date now, and its transposed copies where its
 // transpose products take the explicit path (MAT_FORM_EXPLICIT_TRANSPOSE, which GAMG sets on its
