@@ -44,6 +44,10 @@
 #               *cuda types against aijcusparse
 #   --types "T..."  our types to run (default: the host types, or the *cuda types with --gpu)
 #   --jobs N    cases at once (default: twice the cores; half of them with --gpu)
+#   --parallel N  the harness passes of up to N of our types at once, each in its own copy of the
+#               compiled cases, the --jobs shared among them (default 1: one type after another).
+#               For a machine whose cores a single pass leaves idle while its last, longest cases
+#               run (the GPU machines); the results are the same
 #   --reuse-ref skip the reference run when one of the same selection is on disk (for reruns)
 #   --shard K/N the K-th of N parts of the selection (every N-th case, in name order), reference
 #               included: a selection too long for one sitting (the GPU's --wide one) run as N
@@ -60,7 +64,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 HERE=$ROOT/tests/conformance
 
-platform=cpu mode=default types='' jobs='' reuse_ref=0 shard=
+platform=cpu mode=default types='' jobs='' reuse_ref=0 shard= parallel=1
 selection=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -69,6 +73,7 @@ while [ $# -gt 0 ]; do
   --wide) mode=wide ;;
   --types) types=$2; shift ;;
   --jobs) jobs=$2; shift ;;
+  --parallel) parallel=$2; shift ;;
   --reuse-ref) reuse_ref=1 ;;
   --shard) shard=$2; shift ;;
   -h | --help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
@@ -78,6 +83,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 
+[[ $parallel =~ ^[1-9][0-9]*$ ]] || { echo "conformance: --parallel N with N >= 1, not '$parallel'" >&2; exit 2; }
 if [ -n "$shard" ]; then
   [[ $shard =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] && [ "${BASH_REMATCH[1]}" -le "${BASH_REMATCH[2]}" ] ||
     { echo "conformance: --shard K/N with 1 <= K <= N, not '$shard'" >&2; exit 2; }
@@ -163,17 +169,17 @@ selection_targets() { # the harness's targets of every pair, each once
   done | tr ' ' '\n' | grep -v '^$' | sort -u | paste -sd' '
 }
 
-# Runs the harness with extra options over the named cases (the harness's targets); its records go
-# to $WORK/$1.
-run_harness() { # name extra-options cases
-  local name=$1 out=$WORK/$1 t0=$SECONDS
+# Runs the harness with extra options over the named cases (the harness's targets), in TESTDIR
+# (default $TESTS); its records go to $WORK/$1.
+run_harness() { # name extra-options cases [testdir [jobs]]
+  local name=$1 out=$WORK/$1 t0=$SECONDS tests=${4:-$TESTS}
   rm -rf "$out"
   mkdir -p "$out"
   CONFORMANCE_RUN=$name CONFORMANCE_OUT=$out CONFORMANCE_REF=$WORK/ref/outputs \
     CONFORMANCE_PETSCDIFF=$PETSCDIFF_REAL PETSCDIFF="bash $HERE/petscdiff.sh" \
-    "${HARNESS[@]}" test TESTDIR="$TESTS" gs="$3" EXTRA_OPTIONS="$2" \
-    ${CONFORMANCE_TIMEOUT:+TIMEOUT=$CONFORMANCE_TIMEOUT} -j"$jobs" >"$out/harness.log" 2>&1
-  cp "$TESTS"/test_*_tap.log "$out/tap.log" 2>/dev/null || : >"$out/tap.log"
+    "${HARNESS[@]}" test TESTDIR="$tests" gs="$3" EXTRA_OPTIONS="$2" \
+    ${CONFORMANCE_TIMEOUT:+TIMEOUT=$CONFORMANCE_TIMEOUT} -j"${5:-$jobs}" >"$out/harness.log" 2>&1
+  cp "$tests"/test_*_tap.log "$out/tap.log" 2>/dev/null || : >"$out/tap.log"
   echo $((SECONDS - t0)) >"$out/seconds"
 }
 
@@ -198,13 +204,13 @@ classify() { # tap-log [--command-only]
 
 # What a failing case did: the first lines that differ from the reference run (petscdiff.sh kept
 # them), else its error message. Copies its run folder into $out/failed for a closer look.
-failure_detail() { # out case tap-comment
+failure_detail() { # out case tap-comment [testdir]
   local out=$1 key=$2 comment=$3 dir
   if [ -s "$out/diffs/$key.diff" ]; then
     grep -E '^[<>]' "$out/diffs/$key.diff" | head -4 | cut -c1-160 | paste -sd'|' | sed 's/|/ | /g'
     return
   fi
-  dir=$(grep -rl --include='run*.sh' -m1 "^label='${key%%+*}'\$" "$TESTS" 2>/dev/null | head -1)
+  dir=$(grep -rl --include='run*.sh' -m1 "^label='${key%%+*}'\$" "${4:-$TESTS}" 2>/dev/null | head -1)
   dir=${dir%.sh}
   case $comment in *timeout*) echo "$comment"; return ;; esac
   if [ -d "$dir" ]; then
@@ -267,8 +273,28 @@ known_reason() { # case type: why it is a known failure (a name of the list, or 
 pass=0 fail=0 nknown=0 npetsc=0
 f_type=() f_key=() f_detail=() f_cmd=() # each case failing with a type of ours: type, case, what it did, a command failure?
 declare -A tp=() ta=() tk=() tf=() tx=() # per type: passed, with accepted differences, known, failed, PETSc's
+# Where a type's pass runs: the compiled cases themselves, or with --parallel a copy of them (the
+# harness's run folders and tap logs are per TESTDIR; the copy keeps the executables' times, so
+# nothing is compiled again)
+tests_of() { if [ "$parallel" -gt 1 ]; then echo "$WORK/tests-$1"; else echo "$TESTS"; fi; }
+if [ "$parallel" -gt 1 ]; then
+  ntypes=$(wc -w <<<"$types")
+  at_once=$((parallel < ntypes ? parallel : ntypes))
+  share=$((jobs / at_once > 0 ? jobs / at_once : 1))
+  running=0
+  for t in $types; do
+    rm -rf "$(tests_of "$t")"
+    cp -a "$TESTS" "$(tests_of "$t")"
+    # (the harness's case scripts name their TESTDIR, for the tap logs)
+    grep -rlF --include='*.sh' "$TESTS/" "$(tests_of "$t")" | xargs -r sed -i "s#$TESTS/#$(tests_of "$t")/#g; s#\"$TESTS\"#\"$(tests_of "$t")\"#g"
+    run_harness "$t" "-dll_append $LIB -mat_type $t -dm_mat_type $t $VEC_OPTIONS" "$targets" "$(tests_of "$t")" "$share" &
+    running=$((running + 1))
+    if [ $running -ge "$at_once" ]; then wait -n; running=$((running - 1)); fi
+  done
+  wait
+fi
 for t in $types; do
-  run_harness "$t" "-dll_append $LIB -mat_type $t -dm_mat_type $t $VEC_OPTIONS" "$targets"
+  [ "$parallel" -gt 1 ] || run_harness "$t" "-dll_append $LIB -mat_type $t -dm_mat_type $t $VEC_OPTIONS" "$targets"
   out=$WORK/$t
   classify "$out/tap.log" >"$out/cases"
   declare -A state=() why=() accepted=()
@@ -295,7 +321,7 @@ for t in $types; do
       cmd=1
       [ -s "$out/diffs/$key.diff" ] && cmd=0
       f_type+=("$t") f_key+=("$key") f_cmd+=("$cmd")
-      f_detail+=("$(failure_detail "$out" "$key" "${why[$key]:-no result from the harness}")")
+      f_detail+=("$(failure_detail "$out" "$key" "${why[$key]:-no result from the harness}" "$(tests_of "$t")")")
     fi
   done < <(grep ' pass' "$WORK/ref/cases")
   tp[$t]=$p ta[$t]=$a tk[$t]=$k tf[$t]=$f tx[$t]=0 # (f so far: known failures that pass now)
