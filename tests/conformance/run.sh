@@ -175,12 +175,20 @@ run_harness() { # name extra-options cases [testdir [jobs]]
   local name=$1 out=$WORK/$1 t0=$SECONDS tests=${4:-$TESTS}
   rm -rf "$out"
   mkdir -p "$out"
+  touch "$out/harness.log.start"
   CONFORMANCE_RUN=$name CONFORMANCE_OUT=$out CONFORMANCE_REF=$WORK/ref/outputs \
     CONFORMANCE_PETSCDIFF=$PETSCDIFF_REAL PETSCDIFF="bash $HERE/petscdiff.sh" \
     "${HARNESS[@]}" test TESTDIR="$tests" gs="$3" EXTRA_OPTIONS="$2" \
     ${CONFORMANCE_TIMEOUT:+TIMEOUT=$CONFORMANCE_TIMEOUT} -j"${5:-$jobs}" >"$out/harness.log" 2>&1
   cp "$tests"/test_*_tap.log "$out/tap.log" 2>/dev/null || : >"$out/tap.log"
   echo $((SECONDS - t0)) >"$out/seconds"
+  # the longest cases of this pass: the harness appends each command's times to timing.out in
+  # the case's run folder
+  find "$tests" -name timing.out -newer "$out/harness.log.start" 2>/dev/null |
+    while read -r f; do
+      d=${f%/timing.out}
+      awk -v c="${d##*/run}" '$1 == "real" { t += $2 } END { printf "%s %.0f\n", c, t }' "$f"
+    done | sort -k2,2nr | head -5 | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $1, $2 }' >"$out/slowest"
 }
 
 # One line per case of a tap log: "CASE pass|fail|skip". A case's lines are its command's
@@ -247,7 +255,7 @@ classify "$WORK/ref/tap.log" --command-only >"$WORK/ref/cases"
 nref=$(grep -c ' pass' "$WORK/ref/cases")
 nrefbad=$(grep -c ' fail' "$WORK/ref/cases")
 echo "# reference (${REF_OPTIONS}): $(wc -l <"$WORK/ref/cases") cases, $nref pass, $nrefbad fail (not compared;" \
-  "list in $WORK/ref/cases), the rest skipped by their requirements; $(cat "$WORK/ref/seconds") s"
+  "list in $WORK/ref/cases), the rest skipped by their requirements; $(cat "$WORK/ref/seconds") s; longest: $(cat "$WORK/ref/slowest" 2>/dev/null)"
 [ "$nref" -gt 0 ] || { tail -20 "$WORK/ref/harness.log"; echo "0 passed, 1 failed (the reference run passed no case)"; exit 1; }
 
 # Our types run only the cases that the reference passes (a case looping inside its script over
@@ -381,7 +389,7 @@ for i in "${!f_key[@]}"; do
 done
 for t in $types; do
   echo "# $t: ${tp[$t]} passed (${ta[$t]} with accepted differences), ${tf[$t]} failed, ${tk[$t]} known failures, ${tx[$t]} failing as with aijcrl," \
-    "of the $nref cases the reference passes; $(cat "$WORK/$t/seconds") s"
+    "of the $nref cases the reference passes; $(cat "$WORK/$t/seconds") s; longest: $(cat "$WORK/$t/slowest" 2>/dev/null)"
 done
 echo "$pass passed, $fail failed, $nknown known failures (tests/conformance/known-failures), $npetsc failing as with PETSc's aijcrl"
 [ $fail = 0 ]
