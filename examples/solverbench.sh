@@ -53,6 +53,9 @@
 #   SOLVERBENCH_CASES    cases to run (default: the first six above)
 #   SOLVERBENCH_RANKS    MPI rank counts to run each case on (default 1)
 #   SOLVERBENCH_TIMEOUT  seconds per run before it is killed (default 120)
+#   SOLVERBENCH_REPEAT   runs of each case with each type (default 1), the types taking turns (all types
+#                        once, then again) so that a drift of the machine falls on every type alike; the
+#                        report takes each type's run with the median KSPSolve and gives the range
 #   SOLVERBENCH_OUT      folder of the logs, the CSV and the markdown (default build/solverbench)
 #   SOLVERBENCH_README   1: also copy the CSV and the markdown to docs/results/solverbench-<gpu>[-<size>]-<date>.*
 #                        (the markdown ending with the command and the commit) and replace the block between
@@ -76,6 +79,8 @@ DEFAULT_CASES="ex56-cg-gamg ex45-cg-mg ex45-cg-jacobi ex19-newton-mg coo-newton 
 ALL_CASES="$DEFAULT_CASES ex45-gmres-bjacobi ex45-gmres-asm ex45-cg-gamg"
 CASES=$(echo "${SOLVERBENCH_CASES:-$DEFAULT_CASES}" | tr ',' ' ')
 RANKS=$(echo "${SOLVERBENCH_RANKS:-1}" | tr ',' ' ')
+REPEAT=${SOLVERBENCH_REPEAT:-1}
+[[ $REPEAT =~ ^[1-9][0-9]*$ ]] || { echo "solverbench: SOLVERBENCH_REPEAT=$REPEAT: expected a count >= 1" >&2; exit 2; }
 MPIEXEC=(mpiexec --oversubscribe)
 [ "$(id -u)" = 0 ] && MPIEXEC+=(--allow-run-as-root)
 begin=$(date +%s)
@@ -204,8 +209,10 @@ for c0 in $CASES; do
   c=$c0
   [ "$np" -gt 1 ] && c=$c0-np$np TITLE="$TITLE; $np MPI ranks"
   echo "# $c: $TITLE"
+  for r in $(seq "$REPEAT"); do
   for t in $TYPES; do
     log=$OUT/logs/$c-$t.log
+    [ "$REPEAT" -gt 1 ] && log=$OUT/logs/$c-$t-$r.log
     opts=$(type_opts "$TYPEOPT" "$t")
     start=$(date +%s.%N)
     # shellcheck disable=SC2086 # the option strings split into words on purpose
@@ -213,10 +220,11 @@ for c0 in $CASES; do
     rc=$?
     wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
     line=$(python3 "$REPORT" add "$CSV" --log "$log" --case "$c" --type "$t" --rc "$rc" --wall "$wall" --timeout "$TIMEOUT" --title "$TITLE" \
-      --total "$TOTAL" ${FIXED:+--fixed-its} --command "${launch[*]}${launch:+ }$BIN/$PROG $ARGS -dll_append lib/libpetscgpumats.so $opts $RUN_OPTS" "${META[@]}")
+      --total "$TOTAL" ${FIXED:+--fixed-its} --rep "$r" --command "${launch[*]}${launch:+ }$BIN/$PROG $ARGS -dll_append lib/libpetscgpumats.so $opts $RUN_OPTS" "${META[@]}")
     echo "$line"
     nrun=$((nrun + 1))
     case $line in "$c $t: ok"*) nok=$((nok + 1)) ;; esac
+  done
   done
 done
 done

@@ -2,7 +2,7 @@
 """CSV rows and markdown tables for the petsc-gpumats solver benchmark (examples/solverbench.sh).
 
     python3 examples/solverbench_report.py add CSV --log LOG --case NAME --type TYPE --rc RC --wall SECONDS
-            [--title TEXT] [--total ksp|snes] [--fixed-its] [--timeout SECONDS] [--command TEXT] [--meta KEY=VALUE ...]
+            [--title TEXT] [--total ksp|snes] [--fixed-its] [--timeout SECONDS] [--command TEXT] [--rep N] [--meta KEY=VALUE ...]
     python3 examples/solverbench_report.py skip CSV --case NAME --type TYPE --note TEXT [--title TEXT] [--meta KEY=VALUE ...]
     python3 examples/solverbench_report.py report CSV [--md FILE] [--readme README.md --link PATH]
     python3 examples/solverbench_report.py summary CSV [CSV ...]
@@ -13,6 +13,8 @@ it prints a one-line summary. SNES runs (--total snes) also record the assembly 
 CooAssembly event where it has one, else MatAssemblyEnd) and the format build or update (the type's
 conversion or copy event, plus petsc-gpumats' values-only GpuMatsValues), and get their own table
 columns; events a run did not log (a host type, a PETSc without CUDA) stay empty. `skip` appends a row for a run that was not made (listed under the tables).
+Rows of several runs of one case with one type (--rep, SOLVERBENCH_REPEAT) are read as one: the run
+with the median KSPSolve, its note giving the count and the range (a failed repetition instead).
 `report` writes one markdown table per case to stdout or to --md, under a line naming the GPU, the
 PETSc version and the date; with --readme it also replaces the block between the lines
 `<!-- solverbench:begin -->` and `<!-- solverbench:end -->` of that file by the same tables and a
@@ -35,7 +37,7 @@ import sys
 import textwrap
 from collections import OrderedDict
 
-FIELDS = ["date", "gpu", "host", "petsc", "cuda", "size", "case", "title", "type", "status", "note", "its", "its_list", "newton_its",
+FIELDS = ["date", "gpu", "host", "petsc", "cuda", "size", "case", "title", "type", "rep", "status", "note", "its", "its_list", "newton_its",
           "reason", "residual", "total_def", "ksp_solve_s", "pc_setup_s", "total_s", "snes_solve_s", "jacobian_s", "assembly_def", "assembly_s",
           "format_s", "matmult_s", "matmult_count", "matmulttranspose_s", "convert_s", "h2d_kspsolve", "d2h_kspsolve", "run_s", "wall_s", "command"]
 BEGIN, END = "<!-- solverbench:begin -->", "<!-- solverbench:end -->"
@@ -195,7 +197,7 @@ def cmd_add(args):
     if row["petsc"]:
         meta.pop("petsc", None)
     row.update(meta)
-    row.update({"case": args.case, "title": args.title or "", "type": args.type, "wall_s": args.wall, "command": args.command or ""})
+    row.update({"case": args.case, "title": args.title or "", "type": args.type, "rep": args.rep, "wall_s": args.wall, "command": args.command or ""})
     base = args.type[:-4] if args.type.endswith("cuda") and args.type not in CONVERT_EVENTS else args.type
     conv = CONVERT_EVENTS.get(base)
     if conv and conv in row["_events"]:
@@ -255,6 +257,36 @@ def read_rows(path):
         sys.exit(f"solverbench_report: cannot read {path}: {e.strerror}")
 
 
+def medians(rows):
+    """One row per case and type: where a case ran several times with a type (SOLVERBENCH_REPEAT),
+    the run whose KSPSolve is the median (the lower one of an even count), so that every column of
+    the row comes from one run; its note gives the count and the KSPSolve range. A repetition that
+    did not end ok is the row instead: a failure is never hidden behind a median."""
+    groups = OrderedDict()
+    for r in rows:
+        groups.setdefault((r["case"], r["type"]), []).append(r)
+    out = []
+    for runs in groups.values():
+        if len(runs) == 1:
+            out.append(runs[0])
+            continue
+        bad = [r for r in runs if r["status"] != "ok"]
+        if bad:
+            r = dict(bad[0])
+            r["note"] = (r.get("note") or "") + f" (repetition {r.get('rep') or '?'} of {len(runs)})"
+            out.append(r)
+            continue
+        times = sorted(runs, key=lambda r: number(r.get("ksp_solve_s")) or 0.0)
+        r = dict(times[(len(times) - 1) // 2])
+        lo, hi = number(times[0].get("ksp_solve_s")), number(times[-1].get("ksp_solve_s"))
+        r["note"] = f"median KSPSolve of {len(runs)} runs ({seconds(lo)} to {seconds(hi)} s)"
+        its = {t.get("its") for t in runs}
+        if len(its) > 1:
+            r["status"], r["note"] = "differs", f"iterations differ between runs: {', '.join(sorted(i or '-' for i in its))}"
+        out.append(r)
+    return out
+
+
 def distinct(rows, key):
     return list(OrderedDict.fromkeys(r[key] for r in rows if r.get(key)))
 
@@ -266,9 +298,11 @@ def header_line(rows):
     host = distinct(rows, "host")
     sizes = distinct(rows, "size")
     ranks = "MPI ranks as each case's name says (-npN; else one)" if any(re.search(r"-np\d+$", r["case"]) for r in rows) else "one MPI rank"
-    return "GPU: {}; PETSc {}{}; host CPU: {}; {}; size {}; {}, one run per case and type".format(
+    reps = max((int(r.get("rep") or 1) for r in rows), default=1)
+    runs = "one run per case and type" if reps == 1 else f"{reps} runs per case and type, the types taking turns; each row the run with the median KSPSolve"
+    return "GPU: {}; PETSc {}{}; host CPU: {}; {}; size {}; {}, {}".format(
         ", ".join(distinct(rows, "gpu")) or "none", ", ".join(distinct(rows, "petsc")) or "unknown", f"; CUDA {', '.join(cuda)}" if cuda else "",
-        ", ".join(host) or "unknown", when, ", ".join(sizes) or "unknown", ranks)
+        ", ".join(host) or "unknown", when, ", ".join(sizes) or "unknown", ranks, runs)
 
 
 def reference(rows):
@@ -382,12 +416,13 @@ def case_table(run, ref_rows, ref):
 
 
 def report(rows, with_commands):
+    raw, rows = rows, medians(rows)
     ref = reference(rows)
     cases = OrderedDict()
     for r in rows:
         cases.setdefault(r["case"], []).append(r)
     wrap = lambda line: textwrap.fill(line, 100, break_long_words=False, break_on_hyphens=False)
-    text = [wrap("Solver benchmark: " + header_line(rows)), ""] + [line for c in caption(rows, ref) for line in (wrap(c), "")]
+    text = [wrap("Solver benchmark: " + header_line(raw)), ""] + [line for c in caption(rows, ref) for line in (wrap(c), "")]
     notes = []
     for name, all_rows in cases.items():
         run = [r for r in all_rows if r["status"] != "skipped"]
@@ -410,6 +445,7 @@ def report(rows, with_commands):
 def summary(rows):
     """one line per case: the reference's iterations and KSPSolve, each other type's KSPSolve with its
     speedup, and each type's PCSetUp speedup (the full tables are report's)"""
+    rows = medians(rows)
     ref = reference(rows)
     types = [t for t in distinct([r for r in rows if r["status"] != "skipped"], "type") if t != ref]
     cases = OrderedDict()
@@ -494,6 +530,7 @@ def main(argv=None):
     a.add_argument("--total", choices=("ksp", "snes"), default="ksp")
     a.add_argument("--fixed-its", action="store_true", help="the case stops at -ksp_max_it on purpose: DIVERGED_ITS is no failure")
     a.add_argument("--command")
+    a.add_argument("--rep", type=int, default=1, help="which repetition of the case with this type (SOLVERBENCH_REPEAT)")
     a.add_argument("--meta", action="append", metavar="KEY=VALUE")
     s = sub.add_parser("skip", help="append a row for a run that was not made")
     s.add_argument("csv")
