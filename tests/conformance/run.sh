@@ -49,6 +49,9 @@
 #               For a machine whose cores a single pass leaves idle while its last, longest cases
 #               run (the GPU machines); the results are the same
 #   --reuse-ref skip the reference run when one of the same selection is on disk (for reruns)
+#   --resume    --reuse-ref, and for each type the pass of the same selection and library left on
+#               disk: kept where it finished, continued where a time limit stopped it (only the
+#               cases it had not finished run). For a selection longer than one command may run
 #   --shard K/N the K-th of N parts of the selection (every N-th case, in name order), reference
 #               included: a selection too long for one sitting (the GPU's --wide one) run as N
 #               commands, each reporting its part
@@ -64,7 +67,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 HERE=$ROOT/tests/conformance
 
-platform=cpu mode=default types='' jobs='' reuse_ref=0 shard= parallel=1
+platform=cpu mode=default types='' jobs='' reuse_ref=0 resume=0 shard= parallel=1
 selection=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -75,6 +78,7 @@ while [ $# -gt 0 ]; do
   --jobs) jobs=$2; shift ;;
   --parallel) parallel=$2; shift ;;
   --reuse-ref) reuse_ref=1 ;;
+  --resume) reuse_ref=1 resume=1 ;;
   --shard) shard=$2; shift ;;
   -h | --help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
   -*) echo "conformance: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -170,17 +174,28 @@ selection_targets() { # the harness's targets of every pair, each once
 }
 
 # Runs the harness with extra options over the named cases (the harness's targets), in TESTDIR
-# (default $TESTS); its records go to $WORK/$1.
-run_harness() { # name extra-options cases [testdir [jobs]]
+# (default $TESTS); its records go to $WORK/$1, which is made anew unless it holds the records of
+# an unfinished pass being resumed ($WORK/$1/tap.kept, see run_pass). A pass signature, if given,
+# is recorded first, so that a pass stopped midway can be recognised.
+run_harness() { # name extra-options cases [testdir [jobs [signature]]]
   local name=$1 out=$WORK/$1 t0=$SECONDS tests=${4:-$TESTS}
-  rm -rf "$out"
+  if [ -f "$out/tap.kept" ]; then rm -f "$out/harness.log" "$out/tap.log" "$out/seconds"; else rm -rf "$out"; fi
   mkdir -p "$out"
+  [ -z "${6:-}" ] || echo "$6" >"$out/signature"
   touch "$out/harness.log.start"
-  CONFORMANCE_RUN=$name CONFORMANCE_OUT=$out CONFORMANCE_REF=$WORK/ref/outputs \
-    CONFORMANCE_PETSCDIFF=$PETSCDIFF_REAL PETSCDIFF="bash $HERE/petscdiff.sh" \
-    "${HARNESS[@]}" test TESTDIR="$tests" gs="$3" EXTRA_OPTIONS="$2" \
-    ${CONFORMANCE_TIMEOUT:+TIMEOUT=$CONFORMANCE_TIMEOUT} -j"${5:-$jobs}" >"$out/harness.log" 2>&1
-  cp "$tests"/test_*_tap.log "$out/tap.log" 2>/dev/null || : >"$out/tap.log"
+  mkdir -p "$tests"
+  echo "$name" >"$tests/.pass" # (whose counts files $tests/counts holds, for --resume)
+  if [ -n "$3" ]; then # (no case at all would be every case of PETSc's suite to the harness)
+    CONFORMANCE_RUN=$name CONFORMANCE_OUT=$out CONFORMANCE_REF=$WORK/ref/outputs \
+      CONFORMANCE_PETSCDIFF=$PETSCDIFF_REAL PETSCDIFF="bash $HERE/petscdiff.sh" \
+      "${HARNESS[@]}" test TESTDIR="$tests" gs="$3" EXTRA_OPTIONS="$2" \
+      ${CONFORMANCE_TIMEOUT:+TIMEOUT=$CONFORMANCE_TIMEOUT} -j"${5:-$jobs}" >"$out/harness.log" 2>&1
+    cat "$out/tap.kept" "$tests"/test_*_tap.log >"$out/tap.log" 2>/dev/null
+  else
+    : >"$out/harness.log"
+    cat "$out/tap.kept" >"$out/tap.log" 2>/dev/null
+  fi
+  [ -f "$out/tap.log" ] || : >"$out/tap.log"
   echo $((SECONDS - t0)) >"$out/seconds"
   # the longest cases of this pass: the harness appends each command's times to timing.out in
   # the case's run folder
@@ -281,6 +296,34 @@ known_reason() { # case type: why it is a known failure (a name of the list, or 
 pass=0 fail=0 nknown=0 npetsc=0
 f_type=() f_key=() f_detail=() f_cmd=() # each case failing with a type of ours: type, case, what it did, a command failure?
 declare -A tp=() ta=() tk=() tf=() tx=() # per type: passed, with accepted differences, known, failed, PETSc's
+# A pass of one of our types over $targets (run_harness). With --resume, a pass of the same
+# selection and library that an earlier command finished is kept as it is, and one that it left
+# unfinished (stopped at a command's time limit) runs only the cases it had not finished: the
+# harness writes a case's counts file when the case ends (and make removes it when stopped midway),
+# so the cases with one keep their tap lines and records.
+run_pass() { # type [testdir [jobs]]
+  local t=$1 tests=${2:-$TESTS} out=$WORK/$1 sig todo=$targets finished
+  sig="$signature | $(md5sum <"$LIB" | cut -c1-32)"
+  rm -f "$out/tap.kept"
+  if [ $resume = 1 ] && [ "$(cat "$out/signature" 2>/dev/null)" = "$sig" ]; then
+    if [ -f "$out/seconds" ]; then
+      echo "# $t: reusing its pass of $(date -r "$out/seconds" '+%F %T')"
+      return
+    fi
+    finished=
+    [ "$(cat "$tests/.pass" 2>/dev/null)" = "$t" ] && finished=$(ls "$tests/counts" 2>/dev/null | sed -n 's/\.counts$//p' | sort -u)
+    if [ -n "$finished" ]; then
+      # the tap lines of the finished cases ("[not] ok [diff-|cmd-]CASE[+variant]")
+      cat "$tests"/test_*_tap.log 2>/dev/null | awk -v list="$finished" '
+        BEGIN { n = split(list, f, "\n"); for (i = 1; i <= n; i++) done[f[i]] = 1 }
+        { i = ($1 == "not") ? 3 : 2; k = $i; sub(/^(diff|cmd)-/, "", k); sub(/\+.*/, "", k); if (k in done) print }' >"$out/tap.kept"
+      todo=$(comm -23 <(tr ' ' '\n' <<<"$targets" | sort -u) <(echo "$finished") | paste -sd' ')
+      echo "# $t: resuming its pass: $(wc -l <<<"$finished") of $(wc -w <<<"$targets") cases finished before"
+    fi
+  fi
+  run_harness "$t" "-dll_append $LIB -mat_type $t -dm_mat_type $t $VEC_OPTIONS" "$todo" "$tests" "${3:-$jobs}" "$sig"
+}
+
 # Where a type's pass runs: the compiled cases themselves, or with --parallel a copy of them (the
 # harness's run folders and tap logs are per TESTDIR; the copy keeps the executables' times, so
 # nothing is compiled again)
@@ -291,18 +334,23 @@ if [ "$parallel" -gt 1 ]; then
   share=$((jobs / at_once > 0 ? jobs / at_once : 1))
   running=0
   for t in $types; do
-    rm -rf "$(tests_of "$t")"
-    cp -a "$TESTS" "$(tests_of "$t")"
-    # (the harness's case scripts name their TESTDIR, for the tap logs)
-    grep -rlF --include='*.sh' "$TESTS/" "$(tests_of "$t")" | xargs -r sed -i "s#$TESTS/#$(tests_of "$t")/#g; s#\"$TESTS\"#\"$(tests_of "$t")\"#g"
-    run_harness "$t" "-dll_append $LIB -mat_type $t -dm_mat_type $t $VEC_OPTIONS" "$targets" "$(tests_of "$t")" "$share" &
+    # (a whole copy that an unfinished pass left is kept for --resume)
+    if [ $resume = 0 ] || [ ! -f "$(tests_of "$t")/.copied" ] || [ -f "$WORK/$t/seconds" ]; then
+      rm -rf "$(tests_of "$t")"
+      cp -a "$TESTS" "$(tests_of "$t")"
+      rm -rf "$(tests_of "$t")/counts" "$(tests_of "$t")/.pass" # (the last pass's in $TESTS)
+      # (the harness's case scripts name their TESTDIR, for the tap logs)
+      grep -rlF --include='*.sh' "$TESTS/" "$(tests_of "$t")" | xargs -r sed -i "s#$TESTS/#$(tests_of "$t")/#g; s#\"$TESTS\"#\"$(tests_of "$t")\"#g"
+      touch "$(tests_of "$t")/.copied"
+    fi
+    run_pass "$t" "$(tests_of "$t")" "$share" &
     running=$((running + 1))
     if [ $running -ge "$at_once" ]; then wait -n; running=$((running - 1)); fi
   done
   wait
 fi
 for t in $types; do
-  [ "$parallel" -gt 1 ] || run_harness "$t" "-dll_append $LIB -mat_type $t -dm_mat_type $t $VEC_OPTIONS" "$targets"
+  [ "$parallel" -gt 1 ] || run_pass "$t"
   out=$WORK/$t
   classify "$out/tap.log" >"$out/cases"
   declare -A state=() why=() accepted=()
