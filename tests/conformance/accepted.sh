@@ -39,11 +39,11 @@ accept own-view-lines "our matrix view adds lines about the format after AIJ's" 
    /^ *rank [0-9]+ \(node-local rank [0-9]+ of [0-9]+\): /d'
 
 # -info: the loading of our library (-dll_append, which only our runs carry) and our own messages,
-# by the functions of ours that print them (src/mat/impls, PetscInfo). PETSc's lines stay and are
-# compared.
+# by the functions of ours that print them (src/mat/impls, PetscInfo), under the object's class
+# (3.18: "<mat>") or class and type (3.25: "<mat:seqaij>"). PETSc's lines stay and are compared.
 accept own-info-lines "-info prints our library's loading and our own messages" \
   '/^\[[0-9]+\] <sys> Petsc[A-Za-z]+\(\): .*libpetscgpumats/d
-   /^\[[0-9]+\] <[a-z]+> (AdoptDM|BindToCPU|BuildAtThisAssembly|BuildFromSeqAIJ|BuildInAssembly|ConvertAsAIJ|CreateInterpolationInType|DeviceAXPY|NotSubset|ProductAsAIJ|ProductSetFromOptions|ProductSymbolic|UpdateValuesFromDevice|UploadPinned|get)\(\): /d'
+   /^\[[0-9]+\] <[a-z]+(:[a-z0-9]+)?> (AdoptDM|BindToCPU|BuildAtThisAssembly|BuildFromSeqAIJ|BuildInAssembly|ConvertAsAIJ|CreateInterpolationInType|DeviceAXPY|NotSubset|ProductAsAIJ|ProductSetFromOptions|ProductSymbolic|UpdateValuesFromDevice|UploadPinned|get)\(\): /d'
 
 # The swap's own options where a program lists its options (an error message's option list,
 # -options_left's "Option left"): the type given, and -dll_append, which only our runs carry.
