@@ -354,7 +354,7 @@ int main(int argc, char **argv)
       Mat       Pc, D[2];
       PetscBool gpu;
       PetscCall(PetscStrendswith(concrete, "cuda", &gpu));
-      if (!gpu || size > 1 || !PetscDefined(HAVE_CUDA)) { /* (one rank: cuSPARSE's own seqaij x seqaijcusparse is not ours to judge) */
+      {
         PetscCall(MatConvert(P, gpu ? MATAIJCUSPARSE : MATAIJ, MAT_INITIAL_MATRIX, &Pc));
         PetscCall(MatMatMult(At, Pc, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D[0]));
         PetscCall(MatPtAP(At, Pc, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &D[1]));

@@ -191,6 +191,8 @@ PetscErrorCode ProductAsAIJ(Mat P)
   bool taken;
   PetscCall(TakeDenseProduct(P, &taken)); // (one of our GPU Seq matrices times a dense one: cuSPARSE)
   if (taken) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(TakeMixedSeqProduct(P, &taken));
+  if (taken) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(TakeMixedMpiProduct(P, &taken));
   if (taken) PetscFunctionReturn(PETSC_SUCCESS);
   std::string want = "MatProductSetFromOptions";

@@ -310,6 +310,9 @@ OpFn           CusparseProductSetFromOptions();
 // For ProductAsAIJ: one of our GPU Seq matrices times a dense one (PETSc looks the product up by
 // type names that ours never match), taken to cuSPARSE as for aijcusparse; `taken` says whether
 PetscErrorCode TakeDenseProduct(Mat C, bool *taken);
+// For ProductAsAIJ: one of our GPU Seq matrices with a seqaijcusparse or SeqAIJ one, which PETSc
+// finds by type names only: taken to the GPU Seq types' products; `taken` says whether
+PetscErrorCode TakeMixedSeqProduct(Mat C, bool *taken);
 // Whether C's product may run on the GPU as far as the user's options go: -mat_gpumats_products
 // (gpu or host) and, where both operands are sparse GPU matrices (`sparse`), the host-code options
 // aijcusparse reads there (-matmatmult_backend_cpu, -mat_product_algorithm_backend_cpu, ...)
