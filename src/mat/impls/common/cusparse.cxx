@@ -822,39 +822,11 @@ PetscErrorCode TakeDenseProduct(Mat C, bool *taken)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode TakeMixedSeqProduct(Mat C, bool *taken)
-{
-  Mat  op[3];
-  bool ours = false, others_aij = true;
-
-  PetscFunctionBegin;
-  *taken      = false;
-  const int k = Operands(C, op);
-  for (int i = 0; i < k; ++i) {
-    PetscBool aij;
-    if (OurDeviceSeq(op[i])) {
-      ours = true;
-      continue;
-    }
-    PetscCall(PetscObjectTypeCompareAny((PetscObject)op[i], &aij, MATSEQAIJCUSPARSE, MATSEQAIJ, ""));
-    others_aij = others_aij && aij;
-  }
-  if (!ours || !others_aij) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(ProductSetFromOptions(C));
-  *taken = C->ops->productsymbolic != nullptr;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 #else // a PETSc without CUDA: nothing to bridge to
 
 PetscErrorCode RegisterCusparseBridge() { return PETSC_SUCCESS; }
 OpFn           CusparseProductSetFromOptions() { return nullptr; }
 PetscErrorCode TakeDenseProduct(Mat, bool *taken)
-{
-  *taken = false;
-  return PETSC_SUCCESS;
-}
-PetscErrorCode TakeMixedSeqProduct(Mat, bool *taken)
 {
   *taken = false;
   return PETSC_SUCCESS;

@@ -329,30 +329,6 @@ PetscErrorCode RegisterMpiProductEvents()
 
 OpFn MpiProductSetFromOptions() { return (OpFn)ProductSetFromOptions; }
 
-PetscErrorCode TakeMixedMpiProduct(Mat C, bool *taken)
-{
-  Mat_Product *p     = C->product;
-  Mat          op[2] = {p->A, p->B};
-  bool         ours = false, others_aij = true;
-
-  PetscFunctionBegin;
-  *taken = false;
-  if (p->type == MATPRODUCT_ABC) PetscFunctionReturn(PETSC_SUCCESS);
-  for (Mat X : op) {
-    PetscBool aij;
-    if (OurDeviceMpi(X)) {
-      ours = true;
-      continue;
-    }
-    PetscCall(PetscObjectTypeCompareAny((PetscObject)X, &aij, MATMPIAIJCUSPARSE, MATMPIAIJ, ""));
-    others_aij = others_aij && aij;
-  }
-  if (!ours || !others_aij) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(ProductSetFromOptions(C));
-  *taken = C->ops->productsymbolic != nullptr;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 #else // a PETSc without CUDA, or older than the back-end's interface used here: MPIAIJ's products
 
   #if PetscDefined(HAVE_CUDA)
@@ -365,11 +341,6 @@ PetscErrorCode MpiStandIn::of(Mat, Mat *S)
   #endif
 PetscErrorCode RegisterMpiProductEvents() { return PETSC_SUCCESS; }
 OpFn           MpiProductSetFromOptions() { return nullptr; }
-PetscErrorCode TakeMixedMpiProduct(Mat, bool *taken)
-{
-  *taken = false;
-  return PETSC_SUCCESS;
-}
 
 #endif
 

@@ -171,6 +171,49 @@ constexpr const char kUpdateCounts[] = "MatGpuMatsGetUpdateCounts_C";
 // MatAXPY of two different types with a new pattern sizes its result with this (axpy.cxx)
 constexpr const char kAXPYPreallocation[] = "MatAXPYGetPreallocation_C";
 
+// One of our GPU matrices with PETSc's own AIJ (cuSPARSE or host) of the same layout: PETSc finds
+// products by type names only, and the AIJ names the lookup below tries would run the product on
+// the host. PCMG's GDSW coarse space, for one, is mpiaijcusparse, and -pc_mg_galerkin multiplies it
+// with the operator. Our GPU types' products take both operands (a seqaijcusparse or mpiaijcusparse
+// one as it is, a host AIJ one through its upload); `taken` says whether they did.
+#if PetscDefined(HAVE_CUDA)
+static PetscErrorCode TakeMixedProduct(Mat C, bool *taken)
+{
+  Mat_Product *p     = C->product;
+  Mat          op[3] = {p->A, p->B, p->type == MATPRODUCT_ABC ? p->C : nullptr};
+  int          ours_seq = 0, ours_mpi = 0, aij_seq = 0, aij_mpi = 0, n = 0;
+
+  PetscFunctionBegin;
+  *taken = false;
+  for (Mat X : op) {
+    PetscBool seq, mpi;
+    if (!X) continue;
+    ++n;
+    if (OurDeviceSeq(X)) ++ours_seq;
+    else if (OurDeviceMpi(X)) ++ours_mpi;
+    else {
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)X, &seq, MATSEQAIJCUSPARSE, MATSEQAIJ, ""));
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)X, &mpi, MATMPIAIJCUSPARSE, MATMPIAIJ, ""));
+      aij_seq += seq;
+      aij_mpi += mpi;
+    }
+  }
+  OpFn fn = nullptr;
+  if (ours_seq && ours_seq + aij_seq == n) fn = CusparseProductSetFromOptions();
+  else if (ours_mpi && ours_mpi + aij_mpi == n && p->type != MATPRODUCT_ABC) fn = MpiProductSetFromOptions();
+  if (!fn) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(reinterpret_cast<PetscErrorCode (*)(Mat)>(fn)(C));
+  *taken = C->ops->productsymbolic != nullptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#else // (a PETSc without CUDA: no GPU products to take it)
+static PetscErrorCode TakeMixedProduct(Mat, bool *taken)
+{
+  *taken = false;
+  return PETSC_SUCCESS;
+}
+#endif
+
 // PETSc finds the product of two matrices of different types by the name
 // MatProductSetFromOptions_<A's type>_<B's type>[_<C's type>]_C composed on one of them: MAIJ (DMDA's
 // interpolations, ksp ex4 and ex43), dense and others register theirs under AIJ's names
@@ -191,9 +234,7 @@ PetscErrorCode ProductAsAIJ(Mat P)
   bool taken;
   PetscCall(TakeDenseProduct(P, &taken)); // (one of our GPU Seq matrices times a dense one: cuSPARSE)
   if (taken) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(TakeMixedSeqProduct(P, &taken));
-  if (taken) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(TakeMixedMpiProduct(P, &taken));
+  PetscCall(TakeMixedProduct(P, &taken));
   if (taken) PetscFunctionReturn(PETSC_SUCCESS);
   std::string want = "MatProductSetFromOptions";
   for (int i = 0; i < 3; ++i) {

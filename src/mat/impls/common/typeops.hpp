@@ -310,9 +310,6 @@ OpFn           CusparseProductSetFromOptions();
 // For ProductAsAIJ: one of our GPU Seq matrices times a dense one (PETSc looks the product up by
 // type names that ours never match), taken to cuSPARSE as for aijcusparse; `taken` says whether
 PetscErrorCode TakeDenseProduct(Mat C, bool *taken);
-// For ProductAsAIJ: one of our GPU Seq matrices with a seqaijcusparse or SeqAIJ one, which PETSc
-// finds by type names only: taken to the GPU Seq types' products; `taken` says whether
-PetscErrorCode TakeMixedSeqProduct(Mat C, bool *taken);
 // Whether C's product may run on the GPU as far as the user's options go: -mat_gpumats_products
 // (gpu or host) and, where both operands are sparse GPU matrices (`sparse`), the host-code options
 // aijcusparse reads there (-matmatmult_backend_cpu, -mat_product_algorithm_backend_cpu, ...)
@@ -394,10 +391,6 @@ inline bool OurDeviceMpi(Mat A) { return OurDeviceOf(A, "mpi"); }
 // through PETSc's mpiaijcusparse back-end, MPIAIJ's host products otherwise (null without a CUDA
 // PETSc recent enough)
 OpFn           MpiProductSetFromOptions();
-// For ProductAsAIJ: an MPI GPU matrix of ours with an mpiaijcusparse or MPIAIJ one (PCMG's GDSW
-// coarse space is mpiaijcusparse, and -pc_mg_galerkin multiplies it with the operator), which
-// PETSc finds by type names only: taken to the MPI types' products; `taken` says whether
-PetscErrorCode TakeMixedMpiProduct(Mat C, bool *taken);
 PetscErrorCode RegisterMpiProductEvents();
 // Brings an MPI matrix's format copies up to date now, and its transposed copies where its
 // transpose products take the explicit path (MAT_FORM_EXPLICIT_TRANSPOSE, which GAMG sets on its
