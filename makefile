@@ -9,6 +9,7 @@
 #                  their first-build time against aijcusparse's (tests/gpu/build_check.sh)
 #   make host-passes  the host passes of a GPU build, before and after issue 13, timed on this CPU
 #   make solver-bench  PETSc's tutorials solved with every type, timed (examples/solverbench.sh)
+#   make tune  autocuda's model calibrated on the GPU at hand (config/tuning/tune.sh)
 #   make lib     build lib/libpetscgpumats.so only
 #
 # PETSc comes from PETSC_DIR/PETSC_ARCH (default: Debian's /usr/lib/petsc); its compilers and
@@ -47,7 +48,7 @@ NVCCFLAGS := -std=c++17 -O3 -arch=sm_$(CUDA_ARCH) -ccbin $(firstword $(CXX) g++)
 comma := ,
 CUDA_LDFLAGS := $(if $(CUDA_OBJ),-L$(CUDA_DIR)/lib64 -Wl$(comma)-rpath$(comma)$(CUDA_DIR)/lib64 -lcusparse -lcudart)
 
-.PHONY: all lib deps run test gpu-test conformance gpu-conformance build-check host-passes examples tests tutorials solver-bench bench bellpack-model clean check-petsc petsc-cuda
+.PHONY: all lib deps run test gpu-test conformance gpu-conformance build-check host-passes examples tests tutorials solver-bench bench tune bellpack-model clean check-petsc petsc-cuda
 
 all: lib examples
 
@@ -123,6 +124,11 @@ $(BINDIR)/bench: $(OBJDIR)/bench.o $(LIB)
 	@mkdir -p $(BINDIR)
 	$(firstword $(CXX) g++) -o $@ $< $(BENCH_LIBS)
 
+# autocuda's model calibrated on the GPU at hand (config/tuning/tune.sh): a few minutes on one GPU
+tune: lib $(BINDIR)/bench
+	@BINDIR=$(BINDIR) bash config/tuning/tune.sh
+	@$(MAKE) --no-print-directory lib
+
 # Offline benchmarks of BELLPACK's execution-time model (config/tuning/bellpack_model.cu): PETSc-free,
 # it links the library's CUDA objects only. `make bellpack-model` writes config/tuning/bellpack-h200.csv
 # on this machine's GPU; config/tuning/bellpack_fit.py turns it into src/mat/impls/bellpack/model.hpp.
@@ -137,7 +143,7 @@ bellpack-model: $(BINDIR)/bellpack-model
 	python3 config/tuning/bellpack_fit.py config/tuning/bellpack-h200.csv > src/mat/impls/bellpack/model.hpp
 
 TEST_C := $(wildcard tests/petsc/test_*.c)
-TEST_BIN := $(patsubst tests/petsc/%.c,$(BINDIR)/%,$(TEST_C)) $(BINDIR)/test_formats $(BINDIR)/test_transforms
+TEST_BIN := $(patsubst tests/petsc/%.c,$(BINDIR)/%,$(TEST_C)) $(BINDIR)/test_formats $(BINDIR)/test_transforms $(BINDIR)/test_calibration
 
 # PETSc's own tutorials, compiled unmodified from the PETSc that builds us and loaded with
 # -dll_append: real clients that never heard of this library. Installed PETSc (Debian) keeps them
@@ -181,6 +187,10 @@ $(BINDIR)/test_formats: tests/core/test_formats.cpp $(wildcard tests/common/*.hp
 	g++ -std=c++17 -O2 -Wall -o $@ $<
 
 $(BINDIR)/test_transforms: tests/core/test_transforms.cpp $(wildcard tests/common/*.hpp src/mat/impls/common/core/*.hpp)
+	@mkdir -p $(BINDIR)
+	g++ -std=c++17 -O2 -Wall -o $@ $<
+
+$(BINDIR)/test_calibration: tests/core/test_calibration.cpp $(wildcard tests/common/*.hpp src/mat/impls/auto/*.hpp)
 	@mkdir -p $(BINDIR)
 	g++ -std=c++17 -O2 -Wall -o $@ $<
 

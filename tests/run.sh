@@ -163,6 +163,9 @@ if ! skipped core; then
   echo "# format core"
   run_checks "core" "$BIN/test_formats"
   run_checks "core transforms" "$BIN/test_transforms"
+  run_checks "core calibration" "$BIN/test_calibration"
+  # autocuda's model is what config/tuning/fit.py makes of the calibrations measured
+  if python3 config/tuning/fit.py config/tuning/autocuda-*.csv | cmp -s - src/mat/impls/auto/model.hpp; then ok "model.hpp is fit.py's output from config/tuning/autocuda-*.csv"; else notok "model.hpp" "differs from python3 config/tuning/fit.py config/tuning/autocuda-*.csv (regenerate it)"; fi
 fi
 
 # --- 2. PETSc-level tests -------------------------------------------------------------------

@@ -6,7 +6,7 @@
 #if GPUMATS_HAVE_CUDA
   #include "device.hpp"
 #endif
-#include "model.hpp"
+#include "calibration.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -94,20 +94,22 @@ struct Candidate {
   double                          bytes = 0, steps = 0, predicted_us = 0, measured_us = -1;
 };
 
-const autosel::KernelModel &model_of(const char *format)
+// The calibration of the model for the GPU at hand, chosen once per process (every rank's GPU is
+// one model on the machines we know; a rank that differs still reads its own)
+const autosel::CalibrationChoice &calibration()
 {
-  for (const auto &e : autosel::kModel)
-    if (!std::strcmp(e.format, format)) return e;
-  return autosel::kModel[0];
-}
-
-// the model: streaming time of the format's bytes, or the longest work item, whichever is longer
-double predict_us(const Candidate &k, bool banded)
-{
-  const autosel::KernelModel &m    = model_of(k.name);
-  const double                eff  = banded ? m.banded : m.scattered;
-  const double                bw   = eff * autosel::kCopyBandwidthGBs * 1e3; // bytes per microsecond
-  return std::max(k.bytes / bw, m.us_per_step * k.steps);
+  static const autosel::CalibrationChoice choice = [] {
+    autosel::CalibrationChoice c = autosel::calibration_for(
+#if GPUMATS_HAVE_CUDA
+      cuda::device_name(cuda::current_device())
+#else
+      std::string()
+#endif
+    );
+    (void)PetscInfo(nullptr, "autocuda's model: the calibration of %s, %s%s%s\n", c.cal->gpu, c.cal->date, c.note.empty() ? "" : "; ", c.note.c_str());
+    return c;
+  }();
+  return choice;
 }
 
 // The value dictionary is weighed for blocks of this many nonzeros or more. It saves at most the
@@ -175,7 +177,7 @@ public:
       const auto e        = k.op->estimate(A, bs);
       k.bytes             = e.bytes;
       k.steps             = e.steps;
-      k.predicted_us      = predict_us(k, banded);
+      k.predicted_us      = autosel::predict_us(*calibration().cal, k.name, k.bytes, k.steps, banded);
     }
     std::stable_sort(c.begin(), c.end(), [](const Candidate &a, const Candidate &b) { return a.predicted_us < b.predicted_us; });
     // cuSPARSE CSR stays unless another format promises a clear gain
@@ -248,7 +250,8 @@ private:
   std::string explain(const std::vector<Candidate> &c, std::size_t pick, bool banded) const
   {
     char        buf[160];
-    std::string s = std::string("model [") + autosel::kModelSource + ", " + (banded ? "banded" : "scattered") + " columns]:";
+    const autosel::CalibrationChoice &cal = calibration();
+    std::string s = std::string("model [") + cal.cal->gpu + ", " + cal.cal->date + (cal.note.empty() ? "" : "; " + cal.note) + ", " + (banded ? "banded" : "scattered") + " columns]:";
     for (const Candidate &k : c) {
       std::snprintf(buf, sizeof(buf), " %s %.3g MB %.0f us", k.name, k.bytes / 1e6, k.predicted_us);
       s += buf;
@@ -298,8 +301,9 @@ FormatInfo auto_info = {"auto", "auto", "AUTO", false, false, nullptr, 0, 0};
 
    A sparse-matrix type of petsc-gpumats that picks, for each matrix block at its build, the format
    of `MATSELLPCUDA`, `MATCMRSCUDA`, `MATBELLPACKCUDA` (with a block size) or plain cuSPARSE CSR, by
-   an execution-time model fitted to measurements (config/tuning/h200.csv); `-mat_view ::ascii_info`
-   shows the pick and each candidate's predicted bytes and time. GPU only: there is no host form.
+   an execution-time model fitted to measurements on each GPU model (config/tuning/autocuda-*.csv,
+   `make tune`); `-mat_view ::ascii_info` shows the pick, each candidate's predicted bytes and time,
+   and which calibration was used. GPU only: there is no host form.
 
    This type is identical to `MATSEQAUTOCUDA` when constructed with a single process communicator,
    and `MATMPIAUTOCUDA` otherwise. Load the plug-in with `-dll_append libpetscgpumats.so` or call

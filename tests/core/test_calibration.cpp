@@ -1,0 +1,65 @@
+// Unit tests of autocuda's calibrations (src/mat/impls/auto/calibration.hpp, model.hpp):
+//   - a GPU model with a calibration gets its own, with no note; any other name (a prefix of a
+//     known one included: the match is exact) gets the first, with a note naming the GPU and the
+//     command that measures one;
+//   - every calibration is one GPU model's, with all four kernels and plausible figures;
+//   - the prediction is the streaming time where the bytes dominate and the longest work item's
+//     where the steps do, with the calibration's own figures.
+#include "../../src/mat/impls/auto/calibration.hpp"
+#include "../common/check.hpp"
+
+#include <set>
+
+using namespace gpumats::autosel;
+
+int main()
+{
+  const Calibration &first = kCalibrations[0];
+  const std::size_t  n     = sizeof(kCalibrations) / sizeof(kCalibrations[0]);
+
+  for (const Calibration &c : kCalibrations) {
+    const CalibrationChoice ch = calibration_for(c.gpu);
+    check::record(ch.cal == &c && ch.note.empty(), std::string("own calibration for ") + c.gpu, ch.note);
+  }
+  {
+    const CalibrationChoice ch = calibration_for("NVIDIA A100-SXM4-80GB");
+    check::record(ch.cal == &first, "an unknown GPU model gets the first calibration");
+    check::record(ch.note.find("NVIDIA A100-SXM4-80GB") != std::string::npos && ch.note.find(first.gpu) != std::string::npos &&
+                    ch.note.find("make tune") != std::string::npos,
+                  "the note names the GPU, the calibration used and make tune", ch.note);
+  }
+  {
+    const std::string prefix = std::string(first.gpu).substr(0, std::string(first.gpu).size() - 1);
+    const CalibrationChoice ch = calibration_for(prefix);
+    check::record(!ch.note.empty(), "a prefix of a known name is another GPU model", prefix);
+  }
+  check::record(calibration_for("").note.find("this GPU") != std::string::npos, "no name: the note says this GPU", calibration_for("").note);
+
+  std::set<std::string> names;
+  for (const Calibration &c : kCalibrations) {
+    const std::string g = c.gpu;
+    names.insert(g);
+    check::record(c.copy_gbs > 100 && c.copy_gbs < 100000, g + ": copy bandwidth in GB/s", std::to_string(c.copy_gbs));
+    check::record(std::string(c.date).size() == 10, g + ": the date of its measurement", c.date);
+    std::set<std::string> formats;
+    for (const KernelModel &k : c.kernels) {
+      formats.insert(k.format);
+      const bool ok = k.banded > 0.05 && k.banded <= 1.5 && k.scattered > 0.05 && k.scattered <= 1.5 && k.us_per_step >= 0;
+      check::record(ok, g + " " + k.format + ": efficiencies in (0.05, 1.5], step time >= 0");
+    }
+    check::record(formats == std::set<std::string>{"csr", "cmrs", "sellp", "bellpack"}, g + ": the four kernels");
+  }
+  check::record(names.size() == n, "one calibration per GPU model");
+
+  // bytes-bound and step-bound predictions
+  for (const Calibration &c : kCalibrations) {
+    const KernelModel &s     = kernel_of(c, "sellp");
+    const double       bytes = 1e9;
+    const double       t     = predict_us(c, "sellp", bytes, 1, true);
+    const double       want  = bytes / (s.banded * c.copy_gbs * 1e3);
+    check::record(std::fabs(t - want) <= 1e-9 * want, std::string(c.gpu) + ": a large block's time is its bytes over the banded bandwidth");
+    const double ts = predict_us(c, "cmrs", 1, 1e6, false);
+    check::record(std::fabs(ts - kernel_of(c, "cmrs").us_per_step * 1e6) <= 1e-9 * ts, std::string(c.gpu) + ": a long row's time is its steps");
+  }
+  return check::finish();
+}
