@@ -179,6 +179,31 @@ def summary(rows):
     return out
 
 
+def autocuda_table(rows):
+    """one row per run with autocuda: the fastest Mat type of the run at its default parameters
+    (aijcusparse, sellcuda and ours; not the raw cuSPARSE baselines nor option variants type:tag),
+    autocuda's pick and its time against that fastest one and against aijcusparse, and cmrscuda's
+    against aijcusparse: what autocuda's calibration per GPU is judged by"""
+    runs = group_runs(rows)
+    several_gpus = len({k[1] for k in runs}) > 1
+    order = sorted(runs, key=lambda k: (k[1], number(runs[k][0]["nnz_per_row"]) or 0, k[3], k[0]))
+    out = ["| matrix | " + ("GPU | " if several_gpus else "") + "fastest type | autocuda picked | autocuda / fastest | autocuda vs aijcusparse | cmrscuda vs aijcusparse |",
+           "|---|" + ("---|" if several_gpus else "") + "---|---|---:|---:|---:|"]
+    for key in order:
+        run = runs[key]
+        types = [r for r in run if r["status"] == "ok" and number(r["time_us"]) and ":" not in r["type"] and not r["type"].startswith("cusparse-")]
+        t_auto, t_ref, t_cmrs = time_of(run, "autocuda"), time_of(run, REF), time_of(run, "cmrscuda")
+        if not t_auto or not types:
+            continue
+        fastest = min(types, key=lambda r: number(r["time_us"]))
+        auto = next(r for r in run if r["type"] == "autocuda")
+        picked = (auto.get("params") or "").split("AUTO: picked ", 1)[-1].split(" (", 1)[0].split(";", 1)[0] if "AUTO: picked" in (auto.get("params") or "") else "-"
+        out.append("| " + " | ".join([md_cell(run[0]["matrix"])] + ([md_cell(key[1])] if several_gpus else []) + [
+            fastest["type"], md_cell(picked), fmt(t_auto / number(fastest["time_us"]), ".3f"),
+            fmt(t_ref / t_auto if t_ref else None, ".2f"), fmt(t_ref / t_cmrs if t_ref and t_cmrs else None, ".2f")]) + " |")
+    return out
+
+
 def plot(rows, path):
     try:
         import matplotlib
@@ -249,7 +274,11 @@ def main(argv=None):
     lines, notes = table(rows)
     text = ["MatMult benchmark: " + summary_line(rows), "",
             "GB/s and eta+ count beta+ = 12 nnz + 4 (n+1) + 16 n bytes for every type; eta+ is relative to the copy bandwidth of the run.", ""]
-    text += ["Fastest of our types per matrix (default parameters):", ""] + summary(rows) + ["", "Every type and option variant (type:tag):", ""]
+    text += ["Fastest of our types per matrix (default parameters):", ""] + summary(rows) + [""]
+    at = autocuda_table(rows)
+    if len(at) > 2:
+        text += ["autocuda per matrix: its time over the fastest Mat type's of the run (1.000: it is the fastest), and its", "and cmrscuda's speedup over aijcusparse:", ""] + at + [""]
+    text += ["Every type and option variant (type:tag):", ""]
     text += lines
     tt = transpose_table(rows)
     if tt:

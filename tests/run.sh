@@ -166,6 +166,10 @@ if ! skipped core; then
   run_checks "core calibration" "$BIN/test_calibration"
   # autocuda's model is what config/tuning/fit.py makes of the calibrations measured
   if python3 config/tuning/fit.py config/tuning/autocuda-*.csv | cmp -s - src/mat/impls/auto/model.hpp; then ok "model.hpp is fit.py's output from config/tuning/autocuda-*.csv"; else notok "model.hpp" "differs from python3 config/tuning/fit.py config/tuning/autocuda-*.csv (regenerate it)"; fi
+  # the benchmark report's autocuda table (examples/bench_report.py), from a CSV a GPU run wrote:
+  # one row per matrix, autocuda's pick read from its parameters
+  expect_output "bench_report autocuda table" '^| ex56.bin | autocuda | bellpack | 1.000 | 1.85 | 1.25 |$' \
+    python3 examples/bench_report.py docs/results/h200-2026-11-27-autocuda.csv
 fi
 
 # --- 2. PETSc-level tests -------------------------------------------------------------------
