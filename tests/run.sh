@@ -166,6 +166,17 @@ if ! skipped core; then
   run_checks "core calibration" "$BIN/test_calibration"
   # autocuda's model is what config/tuning/fit.py makes of the calibrations measured
   if python3 config/tuning/fit.py config/tuning/autocuda-*.csv | cmp -s - src/mat/impls/auto/model.hpp; then ok "model.hpp is fit.py's output from config/tuning/autocuda-*.csv"; else notok "model.hpp" "differs from python3 config/tuning/fit.py config/tuning/autocuda-*.csv (regenerate it)"; fi
+  # build costs (fit.py's build_ns_per_nnz): measured against autocuda restricted to CSR (rows
+  # autocuda:csr, here made from the CSR baseline's with a conversion of 0 ms), never below 0, CSR's 0;
+  # without such rows, 0 for every format
+  fitcsv=$(mktemp -p "$TMP" fit-XXXX.csv)
+  awk -F, -v OFS=, 'NR == 1 { print; next } { print } $10 == "\"cusparse-csr-alg1\"" || $10 == "cusparse-csr-alg1" { $10 = "autocuda:csr"; $17 = "0"; print }' \
+    config/tuning/autocuda-h200.csv >"$fitcsv"
+  fitted=$(python3 config/tuning/fit.py "$fitcsv" 2>&1 | grep -E '^ +\{"(csr|cmrs|sellp|bellpack)"' | tr -d ' {}"' | cut -d, -f1,5 | paste -sd' ')
+  if [[ $fitted =~ ^csr,0\.000\ cmrs,[1-9][0-9]*\.[0-9]+\ sellp,[1-9][0-9]*\.[0-9]+\ bellpack,[1-9][0-9]*\.[0-9]+$ ]]; then ok "fit.py: build costs against autocuda:csr ($fitted)"; else notok "fit.py build costs" "with autocuda:csr rows of 0 ms: '$fitted'"; fi
+  grep -v 'autocuda:csr' config/tuning/autocuda-h200.csv >"$fitcsv"
+  fitted=$(python3 config/tuning/fit.py "$fitcsv" | grep -cE '^ +\{"(csr|cmrs|sellp|bellpack)", [0-9.]+, [0-9.]+, [0-9.]+, 0\.000\},$')
+  if [ "$fitted" = 4 ]; then ok "fit.py: no autocuda:csr rows, no build costs"; else notok "fit.py without autocuda:csr" "$fitted of 4 build costs 0"; fi
   # the benchmark report's autocuda table (examples/bench_report.py), from a CSV a GPU run wrote:
   # one row per matrix, autocuda's pick read from its parameters
   expect_output "bench_report autocuda table" '^| ex56.bin | autocuda | bellpack | 1.000 | 1.85 | 1.25 |$' \
@@ -571,6 +582,12 @@ if ! skipped options; then
       expect_output "spmv-view/$t subwarp" "CMRS.*GPU kernel subwarp (16 lanes per strip)" "${EX2[@]}" -mat_type "$t" -mat_cmrs_spmv subwarp -mat_cmrs_lanes 16 -mat_view ::ascii_info
       expect_output "spmv-view/$t auto" "CMRS.*strip height 4.*GPU kernel subwarp (8 lanes per strip)" "${EX2[@]}" -mat_type "$t" -mat_cmrs_spmv auto -mat_cmrs_height 4 -mat_view ::ascii_info
       expect_output "help-lists-spmv/$t" "mat_cmrs_spmv" "${EX2[@]}" -mat_type "$t" -help
+    fi
+    if [ "$base" = auto ]; then # the candidates (-mat_autocuda_formats): one alone is the pick; a bad name, or only BELLPACK for ex2's block size 1, is refused
+      expect_output "formats-view/$t cmrs" "AUTO.*picked cmrs" "${EX2[@]}" -mat_type "$t" -mat_autocuda_formats cmrs -mat_view ::ascii_info
+      expect_output "formats-view/$t csr" "AUTO.*picked csr" "${EX2[@]}" -mat_type "$t" -mat_autocuda_formats csr -mat_view ::ascii_info
+      expect_error "bad-option/$t -mat_autocuda_formats" "mat_autocuda_formats: no format 'gzip'" "${EX2[@]}" -mat_type "$t" -mat_autocuda_formats sellp,gzip
+      expect_error "formats-none-fits/$t" "no format of -mat_autocuda_formats fits this block" "${EX2[@]}" -mat_type "$t" -mat_autocuda_formats bellpack
     fi
     if [ "$base" = sellp ]; then # ex2's 5-point Laplacian holds two values (4 and -1): a dictionary of 1-byte codes
       expect_output "values-view/$t" "1-byte codes into a dictionary of 2 values" "${EX2[@]}" -mat_type "$t" -mat_sellp_values dictionary -mat_view ::ascii_info

@@ -17,6 +17,13 @@ Input: CSVs that examples/bench.cu writes (-csv), each from runs of its generate
 - us_per_step: the powerlaw time divided by the critical steps of its longest work item (the
   family's generator caps rows at 1000 entries): 1000/t steps for SELL-P with t threads per row,
   ceil(1000/32) for CMRS (a warp's strip), 1000/c for BELLPACK.
+- build_ns_per_nnz: what building the format costs beyond cuSPARSE CSR built the same way, per
+  nonzero, the median over the families: each run's convert_ms (MatConvert from host AIJ and the
+  first product) less that of autocuda restricted to CSR (the row autocuda:csr, `-csr_mat_autocuda_
+  formats csr`), so the upload and PETSc's host work, common to both, cancel. CSR's own is 0;
+  without an autocuda:csr row every format's is 0 (no build costs measured).
+  Where a matrix is rebuilt after few products (a new pattern at every assembly), autocuda counts
+  this cost against the format, spread over the products each build served.
 Which format a type measures: cusparse-csr-alg1 -> csr, cmrscuda, sellpcuda, bellpackcuda. Rows
 of option variants that autocuda never uses (cached matrix loads, the modified CMRS layout) are
 left out; efficiencies count each row's own bytes, whatever its index form.
@@ -30,7 +37,7 @@ import sys
 
 CLASS = {"poisson7": "banded", "poisson27": "banded", "block3": "banded", "random4": "scattered", "random16": "scattered"}
 LONGEST_POWERLAW_ROW = 1000  # examples/bench.cu: powerlaw row lengths are capped at 1000
-FORMATS = {"cusparse-csr-alg1": "csr", "cmrscuda": "cmrs", "sellpcuda": "sellp", "bellpackcuda": "bellpack"}
+FORMATS = {"cusparse-csr-alg1": "csr", "cmrscuda": "cmrs", "sellpcuda": "sellp", "bellpackcuda": "bellpack", "autocuda:csr": "csr"}
 
 
 def family(name):
@@ -53,6 +60,7 @@ def calibration(path):
     """(gpu, date, copy bandwidth GB/s, {format: (banded, scattered, us_per_step)}) of one CSV"""
     variant = ("cached matrix loads", "modified layout")
     rows = [r for r in csv.DictReader(open(path)) if r["status"] == "ok" and r["type"] in FORMATS and not any(v in r["params"] for v in variant)]
+    timed = [r for r in rows if r["type"] != "autocuda:csr"]
     if not rows:
         sys.exit("fit.py: %s has no measurement of cuSPARSE CSR ALG1, cmrscuda, sellpcuda or bellpackcuda" % path)
     gpus = {r["gpu"] for r in rows}
@@ -61,7 +69,19 @@ def calibration(path):
     eff = {}
     step = {}
     copy = []
+    convert = {}  # family -> {format: (convert ms, nnz)}, "csr" from the autocuda:csr row
     for r in rows:
+        if r["type"] != "cusparse-csr-alg1":
+            convert.setdefault(family(r["matrix"]), {})[FORMATS[r["type"]]] = (float(r["convert_ms"]), int(r["nnz"]))
+    build = {}
+    for fam, by in convert.items():
+        if "csr" not in by:
+            continue
+        base = by["csr"][0]
+        for f, (ms, nnz) in by.items():
+            if f != "csr":
+                build.setdefault(f, []).append(max(0.0, ms - base) * 1e6 / nnz)
+    for r in timed:
         fmt, fam = FORMATS[r["type"]], family(r["matrix"])
         n = int(r["rows"])
         t = float(r["time_us"])
@@ -77,7 +97,9 @@ def calibration(path):
         def mean(cls):
             v = eff.get((fmt, cls), [])
             return sum(v) / len(v) if v else 0.5
-        kernels[fmt] = (mean("banded"), mean("scattered"), step.get(fmt, 0.0))
+        v = sorted(build.get(fmt, []))
+        median = (v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])) if v else 0.0
+        kernels[fmt] = (mean("banded"), mean("scattered"), step.get(fmt, 0.0), median)
     return rows[0]["gpu"], rows[0]["date"][:10], sum(copy) / len(copy), kernels
 
 
@@ -95,6 +117,7 @@ def main(paths):
     out.append("// (examples/bench.cu on each GPU: config/tuning/tune.sh); do not edit by hand.")
     out.append("//")
     out.append("//   t = max(bytes / (efficiency * copy bandwidth), us_per_step * critical steps)")
+    out.append("//   (+ build_ns_per_nnz * nnz / products per build, for a matrix rebuilt after few products)")
     out.append("//")
     out.append("// bytes: FormatOperator::estimate's bytes (the format's arrays, x and y); critical steps:")
     out.append("// its steps (the longest work item); efficiency: the fraction of the copy")
@@ -107,6 +130,7 @@ def main(paths):
     out.append("struct KernelModel {")
     out.append("  const char *format; // \"csr\", \"cmrs\", \"sellp\", \"bellpack\"")
     out.append("  double      banded, scattered, us_per_step;")
+    out.append("  double      build_ns_per_nnz; // building it beyond the cheapest format's build, per nonzero")
     out.append("};")
     out.append("")
     out.append("struct Calibration {")
@@ -121,8 +145,8 @@ def main(paths):
         out.append('  {"%s", "%s", %.1f,' % (gpu, date, gbs))
         out.append("   {")
         for fmt in ["csr", "cmrs", "sellp", "bellpack"]:
-            b, s, u = kernels[fmt]
-            out.append('     {"%s", %.3f, %.3f, %.4f},' % (fmt, b, s, u))
+            b, s, u, c = kernels[fmt]
+            out.append('     {"%s", %.3f, %.3f, %.4f, %.3f},' % (fmt, b, s, u, c))
         out.append("   }},")
     out.append("};")
     out.append("// cuSPARSE CSR stays unless another format promises this much more")

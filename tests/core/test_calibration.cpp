@@ -4,7 +4,9 @@
 //     command that measures one;
 //   - every calibration is one GPU model's, with all four kernels and plausible figures;
 //   - the prediction is the streaming time where the bytes dominate and the longest work item's
-//     where the steps do, with the calibration's own figures.
+//     where the steps do, with the calibration's own figures;
+//   - build costs: never negative, CSR's 0; a matrix not known to be rebuilt pays the product
+//     alone, one rebuilt after N products the build over N more per product.
 #include "../../src/mat/impls/auto/calibration.hpp"
 #include "../common/check.hpp"
 
@@ -46,6 +48,8 @@ int main()
       formats.insert(k.format);
       const bool ok = k.banded > 0.05 && k.banded <= 1.5 && k.scattered > 0.05 && k.scattered <= 1.5 && k.us_per_step >= 0;
       check::record(ok, g + " " + k.format + ": efficiencies in (0.05, 1.5], step time >= 0");
+      check::record(k.build_ns_per_nnz >= 0 && k.build_ns_per_nnz < 1000 && (std::string(k.format) != "csr" || k.build_ns_per_nnz == 0),
+                    g + " " + k.format + ": build cost per nonzero in [0, 1000) ns, CSR's 0", std::to_string(k.build_ns_per_nnz));
     }
     check::record(formats == std::set<std::string>{"csr", "cmrs", "sellp", "bellpack"}, g + ": the four kernels");
   }
@@ -60,6 +64,19 @@ int main()
     check::record(std::fabs(t - want) <= 1e-9 * want, std::string(c.gpu) + ": a large block's time is its bytes over the banded bandwidth");
     const double ts = predict_us(c, "cmrs", 1, 1e6, false);
     check::record(std::fabs(ts - kernel_of(c, "cmrs").us_per_step * 1e6) <= 1e-9 * ts, std::string(c.gpu) + ": a long row's time is its steps");
+  }
+  // the build spread over the products a build serves
+  {
+    constexpr Calibration c = {"test GPU", "2026-01-01", 1000.0,
+                               {{"csr", 0.5, 0.5, 0.0, 0.0}, {"cmrs", 0.5, 0.5, 1.0, 2.0}, {"sellp", 0.5, 0.5, 1.0, 4.0}, {"bellpack", 0.5, 0.5, 1.0, 0.0}}};
+    check::record(amortized_us(c, "sellp", 10.0, 1e6, 0) == 10.0, "not known to be rebuilt: the product alone");
+    check::record(std::fabs(amortized_us(c, "sellp", 10.0, 1e6, 1) - 4010.0) < 1e-9, "rebuilt after every product: the whole build per product");
+    check::record(std::fabs(amortized_us(c, "cmrs", 10.0, 1e6, 100) - 30.0) < 1e-9, "rebuilt after 100 products: a hundredth of the build per product");
+    check::record(amortized_us(c, "csr", 12.0, 1e6, 1) == 12.0, "CSR's build costs nothing extra");
+    // a format 20% faster per product loses to CSR when the matrix is rebuilt after each product and wins when it serves many
+    const double fast = 10.0, csr = 12.0;
+    check::record(amortized_us(c, "sellp", fast, 1e6, 1) > amortized_us(c, "csr", csr, 1e6, 1), "rebuilt after each product: CSR is cheaper");
+    check::record(amortized_us(c, "sellp", fast, 1e6, 1e4) < amortized_us(c, "csr", csr, 1e6, 1e4), "serving 10^4 products per build: the faster format is cheaper");
   }
   return check::finish();
 }

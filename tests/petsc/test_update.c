@@ -466,6 +466,54 @@ static PetscErrorCode ManyValuesAfterFew(const char *type, PetscBool rebuild, Pe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* autocuda weighs a format's build against the products each build serves: after rebuilds (a new
+   pattern at every assembly, a few products each) -mat_view says how many products a build served
+   and what each candidate costs per product with its build; -mat_autocuda_formats restricts the
+   candidates (csr alone: the pick is csr). */
+static PetscErrorCode AutocudaRebuilds(const char *type)
+{
+  PetscInt  g = 60, rs, re;
+  Mat       A, B;
+  PetscBool found;
+  char      dir[PETSC_MAX_PATH_LEN] = ".", name[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-dir", dir, sizeof(dir), NULL));
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, g * g, g * g, 5, NULL, 2, NULL, &A));
+  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) {
+    PetscInt    c[5], n;
+    PetscScalar v[5];
+    StencilRow(i, g, c, &n);
+    for (PetscInt j = 0; j < n; j++) v[j] = c[j] == i ? 4.0 : -1.0;
+    PetscCall(MatSetValues(A, 1, &i, n, c, v, INSERT_VALUES));
+  }
+  PetscCall(Reassemble(A));
+  PetscCall(MatConvert(A, type, MAT_INITIAL_MATRIX, &B));
+  PetscCall(MatSetOption(B, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  for (PetscInt step = 0; step < 3; step++) { /* a new pattern, then one comparison (a few products) */
+    PetscCall(NewNonzeros(A, 100 + step));
+    PetscCall(NewNonzeros(B, 100 + step));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "autocuda-rebuilt#%" PetscInt_FMT "/%s", step + 1, type));
+    PetscCall(Compare(A, B, name));
+  }
+  PetscCall(ViewContains(B, dir, "test_update-view.txt", "products per build, so each format's build counts", &found));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "autocuda-rebuilt-view/%s", type));
+  PetscCall(Check(PETSC_COMM_WORLD, found, name, "-mat_view ::ascii_info does not say how many products a build served after three new patterns"));
+  PetscCall(PetscOptionsSetValue(NULL, "-mat_autocuda_formats", "csr"));
+  PetscCall(MatSetFromOptions(B));
+  PetscCall(PetscOptionsClearValue(NULL, "-mat_autocuda_formats"));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "autocuda-formats-csr/%s", type));
+  PetscCall(Compare(A, B, name));
+  PetscCall(ViewContains(B, dir, "test_update-view.txt", "picked csr", &found));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "autocuda-formats-csr-view/%s", type));
+  PetscCall(Check(PETSC_COMM_WORLD, found, name, "-mat_autocuda_formats csr did not make csr the pick"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   TypeList       types;
@@ -581,6 +629,7 @@ int main(int argc, char **argv)
     PetscBool gpu;
     PetscCall(PetscStrendswith(types.types[t], "cuda", &gpu));
     PetscCall(ManyValuesAfterFew(types.types[t], rebuild, dictionary && !gpu ? PETSC_TRUE : PETSC_FALSE));
+    if (!strcmp(types.types[t], "autocuda")) PetscCall(AutocudaRebuilds(types.types[t]));
   }
   PetscCall(FreeTypeList(&types));
   PetscCall(PetscFinalize());

@@ -92,7 +92,12 @@ struct Candidate {
   const char                     *name;
   std::unique_ptr<FormatOperator> op;
   double                          bytes = 0, steps = 0, predicted_us = 0, measured_us = -1;
+  double                          cost_us = 0; // predicted_us with its build spread over the products of a build (rebuilt matrices)
 };
+
+// the formats autocuda may pick, for -mat_autocuda_formats
+constexpr unsigned    kSellp = 1, kCmrs = 2, kBellpack = 4, kCsr = 8, kAllFormats = 15, kNumFormats = 4;
+constexpr const char *kFormatNames[kNumFormats] = {"sellp", "cmrs", "bellpack", "csr"};
 
 // The calibration of the model for the GPU at hand, chosen once per process (every rank's GPU is
 // one model on the machines we know; a rank that differs still reads its own)
@@ -124,29 +129,51 @@ public:
   bool trial = false;
   // -mat_autocuda_values: whether the SELL-P and BELLPACK candidates may hold their values in a dictionary
   bool values_auto = true;
+  // -mat_autocuda_formats: the candidates (bits of kFormatNames), all by default
+  unsigned formats = kAllFormats;
 
   std::unique_ptr<FormatOperator> clone_parameters() const override
   {
     auto o   = std::make_unique<AutoOperator>();
     o->trial       = trial;
     o->values_auto = values_auto;
+    o->formats     = formats;
     copy_settings_to(*o);
     return o;
   }
-  PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm, PetscBool *changed) override
+  PetscErrorCode set_from_options(OptionItems PetscOptionsObject, MPI_Comm comm, PetscBool *changed) override
   {
     PetscBool   t = trial ? PETSC_TRUE : PETSC_FALSE;
     const char *modes[] = {"plain", "auto"};
     PetscInt    v       = values_auto ? 1 : 0;
+    char       *names[kNumFormats]{};
+    PetscInt    nnames = kNumFormats;
+    PetscBool   fset   = PETSC_FALSE;
+    unsigned    f      = formats;
 
     PetscFunctionBegin;
+    PetscCall(PetscOptionsStringArray("-mat_autocuda_formats", "Formats to pick among, comma-separated: sellp, cmrs, bellpack, csr (default all)", "MATAUTOCUDA", names, &nnames, &fset));
+    if (fset) {
+      f = 0;
+      for (PetscInt i = 0; i < nnames; ++i) {
+        unsigned bit = 0;
+        for (unsigned k = 0; k < kNumFormats; ++k)
+          if (!std::strcmp(names[i], kFormatNames[k])) bit = 1u << k;
+        const std::string name = names[i];
+        PetscCall(PetscFree(names[i]));
+        PetscCheck(bit, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_autocuda_formats: no format '%s'; name one or more of sellp, cmrs, bellpack, csr", name.c_str());
+        f |= bit;
+      }
+      PetscCheck(f, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_autocuda_formats needs at least one of sellp, cmrs, bellpack, csr");
+    }
     PetscCall(PetscOptionsBool("-mat_autocuda_trial", "Confirm the model's choice by timing the two best formats on this GPU", "MATAUTOCUDA", t, &t, NULL));
     PetscCall(PetscOptionsEList("-mat_autocuda_values",
                                 "Values of the SELL-P and BELLPACK candidates: auto (a value dictionary, 1- or 2-byte codes, where it cuts the bytes of a product by 25%) or plain",
                                 "MATAUTOCUDA", modes, 2, modes[v], &v, NULL));
-    *changed    = (bool(t) != trial || bool(v) != values_auto) ? PETSC_TRUE : PETSC_FALSE;
+    *changed    = (bool(t) != trial || bool(v) != values_auto || f != formats) ? PETSC_TRUE : PETSC_FALSE;
     trial       = t;
     values_auto = v == 1;
+    formats     = f;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -160,16 +187,23 @@ public:
     cuda::enter_step(A.log, cuda::BuildStep::kStructure, A.stream()); // the model's queries
 #endif
     // the candidates and their predicted times
+    // a rebuild: the products the last copy served tell how often this matrix is rebuilt
+    if (builds_ > 0) per_build_ = std::max<double>(1, per_build_ > 0 ? 0.5 * (per_build_ + double(products_)) : double(products_));
+    products_ = 0;
+    ++builds_;
     std::vector<Candidate> c;
     const bool             dictionaries = values_auto && A.nnz() >= kDictionaryMinNonzeros;
-    c.push_back({"sellp", sellp_info.make()});
-    if (dictionaries) c.back().op->allow_compressed_values(); // (SELL-P counts the distinct values on the GPU)
-    c.push_back({"cmrs", cmrs_info.make()});
-    if (bs > 1 && bs <= 8) {
+    if (formats & kSellp) {
+      c.push_back({"sellp", sellp_info.make()});
+      if (dictionaries) c.back().op->allow_compressed_values(); // (SELL-P counts the distinct values on the GPU)
+    }
+    if (formats & kCmrs) c.push_back({"cmrs", cmrs_info.make()});
+    if ((formats & kBellpack) && bs > 1 && bs <= 8) {
       c.push_back({"bellpack", bellpack_info.make()});
       if (dictionaries) c.back().op->allow_compressed_values(); // (the distinct values counted once, kept with the upload)
     }
-    c.push_back({"csr", std::make_unique<CsrOperator>()});
+    if (formats & kCsr) c.push_back({"csr", std::make_unique<CsrOperator>()});
+    if (c.empty()) throw FormatError("autocuda: no format of -mat_autocuda_formats fits this block (bellpack needs a block size of 2 to 8); add sellp, cmrs or csr");
     const bool banded = A.banded_columns();
     for (Candidate &k : c) {
       k.op->stream_loads  = stream_loads; // -mat_gpumats_loads and -mat_gpumats_build reach the format picked
@@ -178,11 +212,12 @@ public:
       k.bytes             = e.bytes;
       k.steps             = e.steps;
       k.predicted_us      = autosel::predict_us(*calibration().cal, k.name, k.bytes, k.steps, banded);
+      k.cost_us           = autosel::amortized_us(*calibration().cal, k.name, k.predicted_us, double(A.nnz()), per_build_);
     }
-    std::stable_sort(c.begin(), c.end(), [](const Candidate &a, const Candidate &b) { return a.predicted_us < b.predicted_us; });
+    std::stable_sort(c.begin(), c.end(), [](const Candidate &a, const Candidate &b) { return a.cost_us < b.cost_us; });
     // cuSPARSE CSR stays unless another format promises a clear gain
     auto csr = std::find_if(c.begin(), c.end(), [](const Candidate &k) { return !std::strcmp(k.name, "csr"); });
-    if (csr != c.begin() && c.front().predicted_us * autosel::kPreferCsrUnlessGain > csr->predicted_us) std::rotate(c.begin(), csr, csr + 1);
+    if (csr != c.end() && csr != c.begin() && c.front().cost_us * autosel::kPreferCsrUnlessGain > csr->cost_us) std::rotate(c.begin(), csr, csr + 1);
 
     std::size_t pick = 0;
 #if GPUMATS_HAVE_CUDA
@@ -223,9 +258,17 @@ public:
   void mult_host(const Scalar *, const Epilogue<Scalar> &) const override { throw FormatError("autocuda has no host form"); }
   void mult_transpose_host(const Scalar *, const Epilogue<Scalar> &) const override { throw FormatError("autocuda has no host form"); }
 #if GPUMATS_HAVE_CUDA
-  void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { chosen_->mult_device(x, ep, stream); }
+  void mult_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override
+  {
+    ++products_;
+    chosen_->mult_device(x, ep, stream);
+  }
   // the implicit transpose of the format picked for A (its choice was made for products with A)
-  void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override { chosen_->mult_transpose_device(x, ep, stream); }
+  void mult_transpose_device(const Scalar *x, const Epilogue<Scalar> &ep, void *stream) const override
+  {
+    ++products_;
+    chosen_->mult_transpose_device(x, ep, stream);
+  }
   void diagonal_device(Scalar *d, void *stream) const override { chosen_->diagonal_device(d, stream); }
 #endif
   Estimate    estimate(const BlockSource &A, PetscInt bs) const override { return chosen_ ? chosen_->estimate(A, bs) : Estimate{}; }
@@ -242,6 +285,12 @@ public:
 private:
   std::unique_ptr<FormatOperator> chosen_;
   std::string                     report_, name_;
+  // how often the matrix is rebuilt: products since the last build, builds so far, and the products
+  // a build served on average (0 until the first rebuild): each format's build counts against it
+  // spread over that many products (autosel::amortized_us)
+  mutable std::int64_t products_ = 0;
+  std::int64_t         builds_   = 0;
+  double               per_build_ = 0;
 
 #if GPUMATS_HAVE_CUDA
   static double time_spmv(const FormatOperator &op, std::int64_t m, std::int64_t n);
@@ -262,6 +311,15 @@ private:
       s += ",";
     }
     s.pop_back();
+    if (per_build_ > 0) {
+      std::snprintf(buf, sizeof(buf), "; rebuilt after %.0f products per build, so each format's build counts:", per_build_);
+      s += buf;
+      for (const Candidate &k : c) {
+        std::snprintf(buf, sizeof(buf), " %s %.0f us per product,", k.name, k.cost_us);
+        s += buf;
+      }
+      s.pop_back();
+    }
     return s;
   }
 };
@@ -303,7 +361,9 @@ FormatInfo auto_info = {"auto", "auto", "AUTO", false, false, nullptr, 0, 0};
    of `MATSELLPCUDA`, `MATCMRSCUDA`, `MATBELLPACKCUDA` (with a block size) or plain cuSPARSE CSR, by
    an execution-time model fitted to measurements on each GPU model (config/tuning/autocuda-*.csv,
    `make tune`); `-mat_view ::ascii_info` shows the pick, each candidate's predicted bytes and time,
-   and which calibration was used. GPU only: there is no host form.
+   and which calibration was used. A matrix rebuilt after few products (a new nonzero pattern at
+   every assembly) has each candidate's build, as measured by `make tune`, spread over the products a
+   build served counted against it. GPU only: there is no host form.
 
    This type is identical to `MATSEQAUTOCUDA` when constructed with a single process communicator,
    and `MATMPIAUTOCUDA` otherwise. Load the plug-in with `-dll_append libpetscgpumats.so` or call
@@ -315,6 +375,7 @@ FormatInfo auto_info = {"auto", "auto", "AUTO", false, false, nullptr, 0, 0};
 +  -mat_type autocuda - sets the matrix type to `MATAUTOCUDA` during a call to `MatSetFromOptions()`
 .  -mat_autocuda_trial <bool> - confirm the model's choice by timing the two best candidates on this GPU
 .  -mat_autocuda_values <auto,plain> - whether its SELL-P and BELLPACK candidates may hold a value dictionary
+.  -mat_autocuda_formats <sellp,cmrs,bellpack,csr> - the formats to pick among (default all four)
 .  -mat_gpumats_loads <stream,cached> - GPU loads of the matrix arrays: evict-first streaming (the caches keep x) or cached
 .  -mat_gpumats_reorder <none,rcm> - renumber the (diagonal) block in reverse Cuthill-McKee order for the format copy
 .  -mat_gpumats_long_rows <K> - rows longer than K keep K entries in the format, the rest in a tail (0: never; -1: chosen per matrix)

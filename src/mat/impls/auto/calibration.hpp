@@ -43,5 +43,14 @@ inline double predict_us(const Calibration &c, const char *format, double bytes,
   return std::max(bytes / bw, m.us_per_step * steps);
 }
 
+// What a product costs the user where the matrix is rebuilt (a new pattern, or a full conversion)
+// after `per_build` products: its predicted time plus the format's build, beyond CSR's, spread over
+// them. per_build 0: not known to be rebuilt (the first build), the product's time alone.
+inline double amortized_us(const Calibration &c, const char *format, double predicted_us, double nnz, double per_build)
+{
+  if (per_build <= 0) return predicted_us;
+  return predicted_us + kernel_of(c, format).build_ns_per_nnz * nnz * 1e-3 / per_build;
+}
+
 } // namespace autosel
 } // namespace gpumats

@@ -3,6 +3,7 @@
 // (examples/bench.cu on each GPU: config/tuning/tune.sh); do not edit by hand.
 //
 //   t = max(bytes / (efficiency * copy bandwidth), us_per_step * critical steps)
+//   (+ build_ns_per_nnz * nnz / products per build, for a matrix rebuilt after few products)
 //
 // bytes: FormatOperator::estimate's bytes (the format's arrays, x and y); critical steps:
 // its steps (the longest work item); efficiency: the fraction of the copy
@@ -15,6 +16,7 @@ namespace autosel {
 struct KernelModel {
   const char *format; // "csr", "cmrs", "sellp", "bellpack"
   double      banded, scattered, us_per_step;
+  double      build_ns_per_nnz; // building it beyond the cheapest format's build, per nonzero
 };
 
 struct Calibration {
@@ -27,10 +29,10 @@ struct Calibration {
 constexpr Calibration kCalibrations[] = {
   {"NVIDIA H200", "2026-11-27", 3936.5,
    {
-     {"csr", 0.757, 0.438, 0.0000},
-     {"cmrs", 0.863, 0.474, 2.7385},
-     {"sellp", 1.042, 0.486, 0.0952},
-     {"bellpack", 0.857, 0.486, 0.0913},
+     {"csr", 0.757, 0.438, 0.0000, 0.000},
+     {"cmrs", 0.863, 0.474, 2.7385, 0.000},
+     {"sellp", 1.042, 0.486, 0.0952, 0.000},
+     {"bellpack", 0.857, 0.486, 0.0913, 0.000},
    }},
 };
 // cuSPARSE CSR stays unless another format promises this much more
