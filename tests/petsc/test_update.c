@@ -387,6 +387,25 @@ static void StencilRow(PetscInt i, PetscInt g, PetscInt c[5], PetscInt *n)
   if (y < g - 1) c[(*n)++] = i + g;
 }
 
+/* The g x g 5-point Laplacian (4 on the diagonal, -1 beside it) as an assembled MPIAIJ matrix */
+static PetscErrorCode Poisson2d(PetscInt g, Mat *A)
+{
+  PetscInt rs, re;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, g * g, g * g, 5, NULL, 2, NULL, A));
+  PetscCall(MatGetOwnershipRange(*A, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) {
+    PetscInt    c[5], n;
+    PetscScalar v[5];
+    StencilRow(i, g, c, &n);
+    for (PetscInt j = 0; j < n; j++) v[j] = c[j] == i ? 4.0 : -1.0;
+    PetscCall(MatSetValues(*A, 1, &i, n, c, v, INSERT_VALUES));
+  }
+  PetscCall(Reassemble(*A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* A g x g five-point Laplacian (g = 200, or -many_values_grid; two distinct values: a value
    dictionary where the run allows one) whose values then all become distinct: about 199,000 of
    them at g = 200, 100,000 per rank on two, more than a dictionary holds (65536). A GPU copy with a
@@ -410,16 +429,8 @@ static PetscErrorCode ManyValuesAfterFew(const char *type, PetscBool rebuild, Pe
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-many_values_grid", &g, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-many_values_expect_dictionary", &expect, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-dir", dir, sizeof(dir), NULL));
-  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, g * g, g * g, 5, NULL, 2, NULL, &A));
+  PetscCall(Poisson2d(g, &A));
   PetscCall(MatGetOwnershipRange(A, &rs, &re));
-  for (PetscInt i = rs; i < re; i++) {
-    PetscInt    c[5], n;
-    PetscScalar v[5];
-    StencilRow(i, g, c, &n);
-    for (PetscInt j = 0; j < n; j++) v[j] = c[j] == i ? 4.0 : -1.0;
-    PetscCall(MatSetValues(A, 1, &i, n, c, v, INSERT_VALUES));
-  }
-  PetscCall(Reassemble(A));
   PetscCall(MatConvert(A, type, MAT_INITIAL_MATRIX, &B));
   PetscCall(MatSetFromOptions(B));
   PetscCall(PetscSNPrintf(name, sizeof(name), "few-values/%s", type));
@@ -472,24 +483,15 @@ static PetscErrorCode ManyValuesAfterFew(const char *type, PetscBool rebuild, Pe
    candidates (csr alone: the pick is csr). */
 static PetscErrorCode AutocudaRebuilds(const char *type)
 {
-  PetscInt  g = 60, rs, re;
+  PetscInt  g = 60;
   Mat       A, B;
   PetscBool found;
   char      dir[PETSC_MAX_PATH_LEN] = ".", name[256];
 
   PetscFunctionBeginUser;
   PetscCall(PetscOptionsGetString(NULL, NULL, "-dir", dir, sizeof(dir), NULL));
-  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, g * g, g * g, 5, NULL, 2, NULL, &A));
+  PetscCall(Poisson2d(g, &A));
   PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
-  PetscCall(MatGetOwnershipRange(A, &rs, &re));
-  for (PetscInt i = rs; i < re; i++) {
-    PetscInt    c[5], n;
-    PetscScalar v[5];
-    StencilRow(i, g, c, &n);
-    for (PetscInt j = 0; j < n; j++) v[j] = c[j] == i ? 4.0 : -1.0;
-    PetscCall(MatSetValues(A, 1, &i, n, c, v, INSERT_VALUES));
-  }
-  PetscCall(Reassemble(A));
   PetscCall(MatConvert(A, type, MAT_INITIAL_MATRIX, &B));
   PetscCall(MatSetOption(B, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   for (PetscInt step = 0; step < 3; step++) { /* a new pattern, then one comparison (a few products) */
