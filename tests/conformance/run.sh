@@ -47,7 +47,8 @@
 #   --parallel N  the harness passes of up to N of our types at once, each in its own copy of the
 #               compiled cases, the --jobs shared among them (default 1: one type after another).
 #               For a machine whose cores a single pass leaves idle while its last, longest cases
-#               run (the GPU machines); the results are the same
+#               run (the GPU machines); the results are the same. With --gpu on a machine of
+#               several GPUs, each pass at once gets one GPU (unless CUDA_VISIBLE_DEVICES is set)
 #   --reuse-ref skip the reference run when one of the same selection is on disk (for reruns)
 #   --resume    --reuse-ref, and for each type the pass of the same selection and library left on
 #               disk: kept where it finished, continued where a time limit stopped it (only the
@@ -333,6 +334,14 @@ if [ "$parallel" -gt 1 ]; then
   at_once=$((parallel < ntypes ? parallel : ntypes))
   share=$((jobs / at_once > 0 ? jobs / at_once : 1))
   running=0
+  # on a machine of several GPUs each pass at once gets one of them (CUDA_VISIBLE_DEVICES, round
+  # robin), unless the caller chose the GPUs: PETSc gives a rank the GPU rank % count, so every
+  # single-rank case of every pass would otherwise share the first
+  gpus=()
+  if [ "$platform" = gpu ] && [ -z "${CUDA_VISIBLE_DEVICES+set}" ] && command -v nvidia-smi >/dev/null; then
+    mapfile -t gpus < <(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null)
+  fi
+  k=0
   for t in $types; do
     # (a whole copy that an unfinished pass left is kept for --resume)
     if [ $resume = 0 ] || [ ! -f "$(tests_of "$t")/.copied" ] || [ -f "$WORK/$t/seconds" ]; then
@@ -343,7 +352,12 @@ if [ "$parallel" -gt 1 ]; then
       grep -rlF --include='*.sh' "$TESTS/" "$(tests_of "$t")" | xargs -r sed -i "s#$TESTS/#$(tests_of "$t")/#g; s#\"$TESTS\"#\"$(tests_of "$t")\"#g"
       touch "$(tests_of "$t")/.copied"
     fi
-    run_pass "$t" "$(tests_of "$t")" "$share" &
+    if [ ${#gpus[@]} -gt 1 ]; then
+      (export CUDA_VISIBLE_DEVICES=${gpus[k % ${#gpus[@]}]}; run_pass "$t" "$(tests_of "$t")" "$share") &
+    else
+      run_pass "$t" "$(tests_of "$t")" "$share" &
+    fi
+    k=$((k + 1))
     running=$((running + 1))
     if [ $running -ge "$at_once" ]; then wait -n; running=$((running - 1)); fi
   done
