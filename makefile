@@ -36,7 +36,8 @@ LIB := $(LIBDIR)/libpetscgpumats.so
 OBJDIR := $(BUILD)/obj
 BINDIR := $(BUILD)/bin
 
-FORMATS := cmrs sellp bellpack auto
+# every folder of src/mat/impls but common is a format (register.cxx lists them for the library)
+FORMATS := $(filter-out common,$(notdir $(wildcard src/mat/impls/*)))
 GLUE_SRC := $(wildcard src/mat/impls/common/*.cxx $(foreach f,$(FORMATS),src/mat/impls/$(f)/*.cxx))
 CUDA_SRC := $(wildcard src/mat/impls/common/cuda/*.cu $(foreach f,$(FORMATS),src/mat/impls/$(f)/*.cu))
 GLUE_OBJ := $(patsubst src/%.cxx,$(OBJDIR)/%.o,$(GLUE_SRC))

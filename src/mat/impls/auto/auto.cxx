@@ -194,12 +194,12 @@ public:
     std::vector<Candidate> c;
     const bool             dictionaries = values_auto && A.nnz() >= kDictionaryMinNonzeros;
     if (formats & kSellp) {
-      c.push_back({"sellp", sellp_info.make()});
+      c.push_back({"sellp", format_named("sellp").make()});
       if (dictionaries) c.back().op->allow_compressed_values(); // (SELL-P counts the distinct values on the GPU)
     }
-    if (formats & kCmrs) c.push_back({"cmrs", cmrs_info.make()});
+    if (formats & kCmrs) c.push_back({"cmrs", format_named("cmrs").make()});
     if ((formats & kBellpack) && bs > 1 && bs <= 8) {
-      c.push_back({"bellpack", bellpack_info.make()});
+      c.push_back({"bellpack", format_named("bellpack").make()});
       if (dictionaries) c.back().op->allow_compressed_values(); // (the distinct values counted once, kept with the upload)
     }
     if (formats & kCsr) c.push_back({"csr", std::make_unique<CsrOperator>()});

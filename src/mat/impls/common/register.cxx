@@ -7,16 +7,30 @@
 #include <array>
 #include <cctype>
 #include <cstring>
+#include <stdexcept>
 #include <utility>
 
 namespace gpumats {
 
-// The registry: one line per format. A new format adds its core, its CUDA file, its traits (with
-// its FormatInfo) and a line here; everything else iterates over this table.
-constexpr FormatInfo *kFormats[] = {&cmrs_info, &sellp_info, &bellpack_info, &auto_info};
+// The registry: the one line that names the formats, in registration order. A new format adds its
+// core, its CUDA file, its traits (defining its FormatInfo <name>_info) and its name here;
+// everything else iterates over this table or finds a format by name (format_named).
+#define GPUMATS_FORMATS(X) X(cmrs) X(sellp) X(bellpack) X(auto)
+
+#define GPUMATS_DECLARE_FORMAT(n) extern FormatInfo n##_info;
+GPUMATS_FORMATS(GPUMATS_DECLARE_FORMAT)
+#define GPUMATS_LIST_FORMAT(n) &n##_info,
+constexpr FormatInfo *kFormats[] = {GPUMATS_FORMATS(GPUMATS_LIST_FORMAT)};
 constexpr std::size_t kNumFormats = sizeof(kFormats) / sizeof(kFormats[0]);
 
 FormatList formats() { return {kFormats, kFormats + kNumFormats}; }
+
+const FormatInfo &format_named(const char *name)
+{
+  for (const FormatInfo *f : formats())
+    if (!std::strcmp(f->name, name)) return *f;
+  throw std::logic_error(std::string("no format named ") + name + " in the registry");
+}
 
 std::vector<TypeForm> type_forms()
 {

@@ -33,15 +33,16 @@ struct FormatInfo {
   PetscLogEvent convert_event, spmv_event;   // registered by PetscGpuMatsInitialize
 };
 
-extern FormatInfo cmrs_info, sellp_info, bellpack_info, auto_info;
-
-// The registry in declaration order.
+// The registry in declaration order (register.cxx names the formats).
 struct FormatList {
   FormatInfo *const *first, *const *last;
   FormatInfo *const *begin() const { return first; }
   FormatInfo *const *end() const { return last; }
 };
 FormatList formats();
+// The format of that root name ("sellp"), for code that works with another format (autocuda's
+// candidates); a name not in the registry is a programming error (std::logic_error).
+const FormatInfo &format_named(const char *name);
 
 // Every registered type: each format's host form (where it has one), then its GPU form, in
 // registry order. index is the format's position in the registry.
