@@ -747,6 +747,7 @@ if ! skipped download; then run_checks "download" bash tests/download.sh; fi
 # leaves it out.
 if ! skipped conformance; then
   run_checks "conformance-rules" bash tests/conformance/selftest.sh
+  run_checks "conformance-rerun" bash tests/conformance/selftest_rerun.sh
   echo "# PETSc's test suite (ksp/ksp, snes, ts tutorials) with each host type against aij"
   bash tests/conformance/run.sh --ci >"$LOGS/conformance.log" 2>&1
   grep -E '^not ok|^# ' "$LOGS/conformance.log"

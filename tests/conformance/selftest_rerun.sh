@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# run.sh's second run of PETSc's own type for cases whose output differs with ours, end to end on
+# three ksp ex2 cases with made-up differences (petscdiff.sh, in a copy, made to report them): a
+# difference that PETSc's own type shows on its second run too is reported as unstable and not
+# counted; one that it does not show is a failure; the untouched case passes. The copy of run.sh
+# works in a folder of its own. Prints "ok"/"not ok" per rule and "N passed, M failed".
+set -u
+cd "$(dirname "$0")/../.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp -r tests/conformance "$tmp/conf"
+python3 - "$tmp/conf/petscdiff.sh" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+inject = '''label0=$(ls -t -- diff-*.sh 2>/dev/null | head -1)
+case "$CONFORMANCE_RUN:$label0" in
+cmrs:diff-ksp_ksp_tutorials-ex2_1.sh | cmrs:diff-ksp_ksp_tutorials-ex2_2.sh | ref-again:diff-ksp_ksp_tutorials-ex2_1.sh)
+  l=${label0%.sh}; l=${l#diff-}; mkdir -p "$CONFORMANCE_OUT/diffs"; printf '< a\\n> b\\n' >"$CONFORMANCE_OUT/diffs/$l.diff"; exit 1 ;;
+esac
+'''
+assert 'all=("$@")\n' in s
+open(p, "w").write(s.replace('all=("$@")\n', inject + 'all=("$@")\n', 1))
+PY
+python3 - tests/conformance/run.sh "$tmp/run.sh" "$PWD" "$tmp/conf" <<'PY'
+import sys
+src, dst, root, here = sys.argv[1:]
+s = open(src).read()
+for old, new in (('cd "$(dirname "$0")/../.."\n', "cd '%s'\n" % root), ('HERE=$ROOT/tests/conformance\n', "HERE='%s'\n" % here)):
+    assert old in s, old
+    s = s.replace(old, new, 1)
+open(dst, "w").write(s)
+PY
+CONFORMANCE_WORK=$tmp/work bash "$tmp/run.sh" --types cmrs 'ksp_ksp_tutorials-ex2_[123]' >"$tmp/log" 2>&1
+rc=$?
+pass=0 fail=0
+expect() { # name pattern
+  if grep -qE -- "$2" "$tmp/log"; then pass=$((pass + 1)); echo "ok $1"; else fail=$((fail + 1)); echo "not ok $1: no line matching '$2' ($(tail -1 "$tmp/log"))"; fi
+}
+expect "unstable with PETSc's own type too: reported, not counted" '^not ok cmrs ksp_ksp_tutorials-ex2_1 # TODO unstable: a second run with -mat_type aij'
+expect "reproduced by PETSc's own type: a failure" '^not ok cmrs ksp_ksp_tutorials-ex2_2: < a'
+expect "no difference: passes" '^ok cmrs ksp_ksp_tutorials-ex2_3$'
+expect "the summary counts one of each" '^1 passed, 1 failed, 0 known failures .*, 1 unstable with PETSc.s own type$'
+if [ $rc != 0 ]; then pass=$((pass + 1)); echo "ok a failure makes the run fail"; else fail=$((fail + 1)); echo "not ok the run succeeded with a failure"; fi
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
