@@ -33,6 +33,7 @@ the GPU a matrix is on, autocuda uses the first (calibration.hpp says so in -mat
 """
 import csv
 import re
+import statistics
 import sys
 
 CLASS = {"poisson7": "banded", "poisson27": "banded", "block3": "banded", "random4": "scattered", "random16": "scattered"}
@@ -57,7 +58,7 @@ def steps(fmt, params):
 
 
 def calibration(path):
-    """(gpu, date, copy bandwidth GB/s, {format: (banded, scattered, us_per_step)}) of one CSV"""
+    """(gpu, date, copy bandwidth GB/s, {format: (banded, scattered, us_per_step, build_ns_per_nnz)}) of one CSV"""
     variant = ("cached matrix loads", "modified layout")
     rows = [r for r in csv.DictReader(open(path)) if r["status"] == "ok" and r["type"] in FORMATS and not any(v in r["params"] for v in variant)]
     timed = [r for r in rows if r["type"] != "autocuda:csr"]
@@ -97,9 +98,7 @@ def calibration(path):
         def mean(cls):
             v = eff.get((fmt, cls), [])
             return sum(v) / len(v) if v else 0.5
-        v = sorted(build.get(fmt, []))
-        median = (v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])) if v else 0.0
-        kernels[fmt] = (mean("banded"), mean("scattered"), step.get(fmt, 0.0), median)
+        kernels[fmt] = (mean("banded"), mean("scattered"), step.get(fmt, 0.0), statistics.median(build[fmt]) if build.get(fmt) else 0.0)
     return rows[0]["gpu"], rows[0]["date"][:10], sum(copy) / len(copy), kernels
 
 
@@ -130,7 +129,7 @@ def main(paths):
     out.append("struct KernelModel {")
     out.append("  const char *format; // \"csr\", \"cmrs\", \"sellp\", \"bellpack\"")
     out.append("  double      banded, scattered, us_per_step;")
-    out.append("  double      build_ns_per_nnz; // building it beyond the cheapest format's build, per nonzero")
+    out.append("  double      build_ns_per_nnz; // building it beyond CSR's build (autocuda restricted to CSR), per nonzero")
     out.append("};")
     out.append("")
     out.append("struct Calibration {")

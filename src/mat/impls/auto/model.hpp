@@ -16,7 +16,7 @@ namespace autosel {
 struct KernelModel {
   const char *format; // "csr", "cmrs", "sellp", "bellpack"
   double      banded, scattered, us_per_step;
-  double      build_ns_per_nnz; // building it beyond the cheapest format's build, per nonzero
+  double      build_ns_per_nnz; // building it beyond CSR's build (autocuda restricted to CSR), per nonzero
 };
 
 struct Calibration {

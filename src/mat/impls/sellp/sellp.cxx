@@ -12,7 +12,8 @@ namespace {
 struct SellpTraits {
   // the core parameters plus which of them the user set; the others are chosen per matrix
   // 32-bit indices by default: the 16-bit form's per-slice-column base costs more than the bytes
-  // it saves on a 7-point stencil (poisson7 rows of config/tuning/autocuda-h200.csv)
+  // it saves on a 7-point stencil (poisson7's sellpcuda and sellpcuda:i16 rows of
+  // docs/results/h200-2026-11-27-autocuda.csv)
   // Values plain by default; -mat_sellp_values auto|dictionary opt in. The dictionary pays in the
   // product where values repeat (build/bin/bench -matrix poisson7 -constant_values;
   // docs/results/dictionary-h200-2026-11-23.csv), but resolve() then counts the distinct values
