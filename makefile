@@ -49,7 +49,7 @@ NVCCFLAGS := -std=c++17 -O3 -arch=sm_$(CUDA_ARCH) -ccbin $(firstword $(CXX) g++)
 comma := ,
 CUDA_LDFLAGS := $(if $(CUDA_OBJ),-L$(CUDA_DIR)/lib64 -Wl$(comma)-rpath$(comma)$(CUDA_DIR)/lib64 -lcusparse -lcudart)
 
-.PHONY: all lib deps run test gpu-test conformance gpu-conformance build-check host-passes examples tests tutorials solver-bench bench tune bellpack-model clean check-petsc petsc-cuda
+.PHONY: all lib deps run test gpu-test conformance gpu-conformance build-check host-passes examples tests tutorials solver-bench bench tune clean check-petsc petsc-cuda
 
 all: lib examples
 
@@ -125,23 +125,19 @@ $(BINDIR)/bench: $(OBJDIR)/bench.o $(LIB)
 	@mkdir -p $(BINDIR)
 	$(firstword $(CXX) g++) -o $@ $< $(BENCH_LIBS)
 
-# autocuda's model calibrated on the GPU at hand (config/tuning/tune.sh): a few minutes on one GPU
-tune: lib $(BINDIR)/bench
+# the per-GPU tuning measured on the GPU at hand (config/tuning/tune.sh: autocuda's model, CMRS's
+# kernels for even rows, BELLPACK's execution-time model): a few minutes on one GPU
+tune: lib $(BINDIR)/bench $(BINDIR)/bellpack-model
 	@BINDIR=$(BINDIR) bash config/tuning/tune.sh
 	@$(MAKE) --no-print-directory lib
 
-# Offline benchmarks of BELLPACK's execution-time model (config/tuning/bellpack_model.cu): PETSc-free,
-# it links the library's CUDA objects only. `make bellpack-model` writes config/tuning/bellpack-h200.csv
-# on this machine's GPU; config/tuning/bellpack_fit.py turns it into src/mat/impls/bellpack/model.hpp.
+# Offline benchmarks of BELLPACK's execution-time model (config/tuning/bellpack_model.cu, run by
+# make tune): PETSc-free, it links the library's CUDA objects only.
 MODEL_OBJ := $(OBJDIR)/mat/impls/bellpack/cuda.o $(OBJDIR)/mat/impls/bellpack/dictionary_kernels.o $(OBJDIR)/mat/impls/common/cuda/device.o $(OBJDIR)/mat/impls/common/cuda/csr.o
 
 $(BINDIR)/bellpack-model: config/tuning/bellpack_model.cu $(MODEL_OBJ)
 	@mkdir -p $(BINDIR)
 	$(NVCC) -std=c++17 -O3 -arch=sm_$(CUDA_ARCH) -o $@ $^
-
-bellpack-model: $(BINDIR)/bellpack-model
-	$(BINDIR)/bellpack-model > config/tuning/bellpack-h200.csv
-	python3 config/tuning/bellpack_fit.py config/tuning/bellpack-h200.csv > src/mat/impls/bellpack/model.hpp
 
 TEST_C := $(wildcard tests/petsc/test_*.c)
 TEST_BIN := $(patsubst tests/petsc/%.c,$(BINDIR)/%,$(TEST_C)) $(BINDIR)/test_formats $(BINDIR)/test_transforms $(BINDIR)/test_calibration
@@ -191,7 +187,7 @@ $(BINDIR)/test_transforms: tests/core/test_transforms.cpp $(wildcard tests/commo
 	@mkdir -p $(BINDIR)
 	g++ -std=c++17 -O2 -Wall -o $@ $<
 
-$(BINDIR)/test_calibration: tests/core/test_calibration.cpp $(wildcard tests/common/*.hpp src/mat/impls/auto/*.hpp)
+$(BINDIR)/test_calibration: tests/core/test_calibration.cpp $(wildcard tests/common/*.hpp src/mat/impls/auto/*.hpp src/mat/impls/cmrs/*.hpp)
 	@mkdir -p $(BINDIR)
 	g++ -std=c++17 -O2 -Wall -o $@ $<
 

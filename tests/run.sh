@@ -170,13 +170,34 @@ if ! skipped core; then
   # autocuda:csr, here made from the CSR baseline's with a conversion of 0 ms), never below 0, CSR's 0;
   # without such rows, 0 for every format
   fitcsv=$(mktemp -p "$TMP" fit-XXXX.csv)
-  awk -F, -v OFS=, 'NR == 1 { print; next } { print } $10 == "\"cusparse-csr-alg1\"" || $10 == "cusparse-csr-alg1" { $10 = "autocuda:csr"; $17 = "0"; print }' \
-    config/tuning/autocuda-h200.csv >"$fitcsv"
+  grep -v 'autocuda:csr' config/tuning/autocuda-h200.csv |
+    awk -F, -v OFS=, 'NR == 1 { print; next } { print } $10 == "\"cusparse-csr-alg1\"" || $10 == "cusparse-csr-alg1" { $10 = "autocuda:csr"; $17 = "0"; print }' >"$fitcsv"
   fitted=$(python3 config/tuning/fit.py "$fitcsv" 2>&1 | grep -E '^ +\{"(csr|cmrs|sellp|bellpack)"' | tr -d ' {}"' | cut -d, -f1,5 | paste -sd' ')
   if [[ $fitted =~ ^csr,0\.000\ cmrs,[1-9][0-9]*\.[0-9]+\ sellp,[1-9][0-9]*\.[0-9]+\ bellpack,[1-9][0-9]*\.[0-9]+$ ]]; then ok "fit.py: build costs against autocuda:csr ($fitted)"; else notok "fit.py build costs" "with autocuda:csr rows of 0 ms: '$fitted'"; fi
   grep -v 'autocuda:csr' config/tuning/autocuda-h200.csv >"$fitcsv"
   fitted=$(python3 config/tuning/fit.py "$fitcsv" | grep -cE '^ +\{"(csr|cmrs|sellp|bellpack)", [0-9.]+, [0-9.]+, [0-9.]+, 0\.000\},$')
   if [ "$fitted" = 4 ]; then ok "fit.py: no autocuda:csr rows, no build costs"; else notok "fit.py without autocuda:csr" "$fitted of 4 build costs 0"; fi
+  # BELLPACK's execution-time model is what config/tuning/bellpack_fit.py makes of the benchmarks measured
+  if python3 config/tuning/bellpack_fit.py config/tuning/bellpack-model-*.csv | cmp -s - src/mat/impls/bellpack/model.hpp; then ok "bellpack/model.hpp is bellpack_fit.py's output from config/tuning/bellpack-model-*.csv"; else notok "bellpack/model.hpp" "differs from python3 config/tuning/bellpack_fit.py config/tuning/bellpack-model-*.csv (regenerate it)"; fi
+  # CMRS's kernels for even rows are what config/tuning/cmrs_fit.py makes of the sweeps measured
+  sweeps=(config/tuning/cmrs-kernels-*.csv)
+  [ -e "${sweeps[0]}" ] || sweeps=()
+  if python3 config/tuning/cmrs_fit.py "${sweeps[@]}" | cmp -s - src/mat/impls/cmrs/tuned.hpp; then ok "tuned.hpp is cmrs_fit.py's output from config/tuning/cmrs-kernels-*.csv"; else notok "tuned.hpp" "differs from python3 config/tuning/cmrs_fit.py config/tuning/cmrs-kernels-*.csv (regenerate it)"; fi
+  # cmrs_fit.py on made-up rows: the fastest variant of each even-row family (the rule's default
+  # not segmented, or chosen by a sweep), none of a segmented family, none of a padded layout
+  sweepcsv=$(mktemp -p "$TMP" sweep-XXXX.csv)
+  {
+    echo 'date,gpu,matrix,nnz_per_row,type,status,time_us,check,params'
+    echo '2026-01-01T00:00:00Z,G1,even7,7.0,cmrscuda,ok,100,ok,"CMRS: strip height 8, entries sorted by column, basic layout (no padding), GPU kernel subwarp (8 lanes per strip)"'
+    echo '2026-01-01T00:00:00Z,G1,even7,7.0,cmrscuda:seg_h16,ok,90,ok,"CMRS: strip height 16, entries in row order, basic layout (no padding), GPU kernel segmented"'
+    echo '2026-01-01T00:00:00Z,G1,even7,7.0,cmrscuda:mod,ok,50,ok,"CMRS: strip height 16, entries sorted by column, modified layout (strips padded to 32 entries), GPU kernel warp"'
+    echo '2026-01-01T00:00:00Z,G1,even27,27.0,cmrscuda,ok,80,ok,"CMRS: strip height 16, entries in row order, basic layout (no padding), GPU kernel segmented, kernel and height from the kernel sweep of G1"'
+    echo '2026-01-01T00:00:00Z,G1,even27,27.0,cmrscuda:sub16_h4,ok,70,ok,"CMRS: strip height 4, entries sorted by column, basic layout (no padding), GPU kernel subwarp (16 lanes per strip)"'
+    echo '2026-01-01T00:00:00Z,G1,ragged,4.6,cmrscuda,ok,60,ok,"CMRS: strip height 16, entries in row order, basic layout (no padding), GPU kernel segmented"'
+    echo '2026-01-01T00:00:00Z,G1,ragged,4.6,cmrscuda:shared_h8,ok,40,ok,"CMRS: strip height 8, entries sorted by column, basic layout (no padding), GPU kernel shared"'
+  } >"$sweepcsv"
+  fitted=$(python3 config/tuning/cmrs_fit.py "$sweepcsv" 2>&1 | grep -E '^ +\{[0-9]' | tr -d ' {}' | cut -d/ -f1 | paste -sd' ')
+  if [ "$fitted" = "7.0000,Kernel::kSegmented,16,0, 27.0000,Kernel::kSubwarp,4,16," ]; then ok "cmrs_fit.py: the fastest variant of each even-row family"; else notok "cmrs_fit.py" "on made-up rows: '$fitted'"; fi
   # the benchmark report's autocuda table (examples/bench_report.py), from a CSV a GPU run wrote:
   # one row per matrix, autocuda's pick read from its parameters
   expect_output "bench_report autocuda table" '^| ex56.bin | autocuda | bellpack | 1.000 | 1.85 | 1.25 |$' \

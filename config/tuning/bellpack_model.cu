@@ -13,7 +13,7 @@
 // kernel of that block size and R (the paper's equations 8-12). Writes one CSV row per (r, c, R)
 // to stdout; config/tuning/bellpack_fit.py turns the CSV into src/mat/impls/bellpack/model.hpp.
 //
-//   make build/bin/bellpack-model && build/bin/bellpack-model > config/tuning/bellpack-h200.csv
+//   make build/bin/bellpack-model && build/bin/bellpack-model > config/tuning/bellpack-model-<gpu>.csv
 //
 // PETSc-free: it links the CUDA layer of the library only.
 #include "../../src/mat/impls/bellpack/device.hpp"

@@ -28,13 +28,16 @@ Which format a type measures: cusparse-csr-alg1 -> csr, cmrscuda, sellpcuda, bel
 of option variants that autocuda never uses (cached matrix loads, the modified CMRS layout) are
 left out; efficiencies count each row's own bytes, whatever its index form.
 
-The calibrations are written in the order of the files given, sorted by name; where none names
-the GPU a matrix is on, autocuda uses the first (calibration.hpp says so in -mat_view).
+The calibrations are written with that of config/tuning/default-gpu first, the others by GPU name
+(gpus.py); where none names the GPU a matrix is on, autocuda uses the first (calibration.hpp says
+so in -mat_view).
 """
 import csv
 import re
 import statistics
 import sys
+
+from gpus import ordered
 
 CLASS = {"poisson7": "banded", "poisson27": "banded", "block3": "banded", "random4": "scattered", "random16": "scattered"}
 LONGEST_POWERLAW_ROW = 1000  # examples/bench.cu: powerlaw row lengths are capped at 1000
@@ -105,8 +108,9 @@ def calibration(path):
 def main(paths):
     if not paths:
         sys.exit("usage: fit.py autocuda-<gpu>.csv... > src/mat/impls/auto/model.hpp")
-    paths = sorted(paths)
-    cals = [calibration(p) for p in paths]
+    both = ordered([(p, calibration(p)) for p in paths], lambda pc: pc[1][0])
+    paths = [p for p, _ in both]
+    cals = [c for _, c in both]
     names = [c[0] for c in cals]
     if len(set(names)) != len(names):
         sys.exit("fit.py: two files measure the same GPU model: keep one per GPU")

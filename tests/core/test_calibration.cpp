@@ -7,7 +7,12 @@
 //     where the steps do, with the calibration's own figures;
 //   - build costs: never negative, CSR's 0; a matrix not known to be rebuilt pays the product
 //     alone, one rebuilt after N products the build over N more per product.
+// and of CMRS's kernel sweeps (src/mat/impls/cmrs/tuning.hpp, tuned.hpp):
+//   - a swept GPU model gets its own sweep, any other name none (the rule stands);
+//   - a block takes the choice of the family nearest its mean row length in ratio, none without
+//     rows; every sweep's choices are valid CMRS parameters, segmented with no lanes.
 #include "../../src/mat/impls/auto/calibration.hpp"
+#include "../../src/mat/impls/cmrs/tuning.hpp"
 #include "../common/check.hpp"
 
 #include <set>
@@ -77,6 +82,31 @@ int main()
     const double fast = 10.0, csr = 12.0;
     check::record(amortized_us(c, "sellp", fast, 1e6, 1) > amortized_us(c, "csr", csr, 1e6, 1), "rebuilt after each product: CSR is cheaper");
     check::record(amortized_us(c, "sellp", fast, 1e6, 1e4) < amortized_us(c, "csr", csr, 1e6, 1e4), "serving 10^4 products per build: the faster format is cheaper");
+  }
+
+  // CMRS's sweeps
+  for (int i = 0; i < gpumats::cmrs::kTunedCount; ++i) {
+    const gpumats::cmrs::TunedGpu &g = gpumats::cmrs::kTuned[i];
+    check::record(gpumats::cmrs::tuned_gpu(g.gpu) == &g, std::string("own CMRS sweep for ") + g.gpu);
+    check::record(g.count >= 1 && g.count <= 8, std::string(g.gpu) + ": 1 to 8 swept families");
+    for (int k = 0; k < g.count; ++k) {
+      const gpumats::cmrs::TunedKernel &t = g.even[k];
+      const bool lanes_ok = t.kernel == gpumats::cmrs::Kernel::kSubwarp ? (t.lanes == 8 || t.lanes == 16) : t.lanes == 0;
+      check::record(t.mu > 0 && t.height >= 1 && t.height <= gpumats::cmrs::kMaxHeight && t.kernel != gpumats::cmrs::Kernel::kAuto && lanes_ok,
+                    std::string(g.gpu) + ": a valid choice for mu " + std::to_string(t.mu));
+    }
+  }
+  check::record(gpumats::cmrs::tuned_gpu("NVIDIA A100-SXM4-80GB") == nullptr, "no CMRS sweep for an unswept GPU model");
+  check::record(gpumats::cmrs::tuned_gpu("") == nullptr, "no CMRS sweep without a GPU");
+  {
+    using gpumats::cmrs::Kernel;
+    constexpr gpumats::cmrs::TunedGpu g = {"test GPU", "2026-01-01", 3, {{7.0, Kernel::kSegmented, 16, 0}, {27.0, Kernel::kSubwarp, 8, 16}, {78.0, Kernel::kShared, 8, 0}}};
+    check::record(gpumats::cmrs::tuned_kernel(g, 7.0) == &g.even[0], "CMRS sweep: a swept mean row length takes its own choice");
+    check::record(gpumats::cmrs::tuned_kernel(g, 3.0) == &g.even[0], "CMRS sweep: shorter rows than any swept take the shortest's");
+    check::record(gpumats::cmrs::tuned_kernel(g, 13.0) == &g.even[0] && gpumats::cmrs::tuned_kernel(g, 15.0) == &g.even[1],
+                  "CMRS sweep: nearest in ratio (13 nearer 7, 15 nearer 27)");
+    check::record(gpumats::cmrs::tuned_kernel(g, 500.0) == &g.even[2], "CMRS sweep: longer rows than any swept take the longest's");
+    check::record(gpumats::cmrs::tuned_kernel(g, 0.0) == nullptr, "CMRS sweep: no rows, no choice");
   }
   return check::finish();
 }

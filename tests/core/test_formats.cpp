@@ -577,10 +577,19 @@ void bellpack_model()
   bool valid = true;
   for (int r = 1; r <= 8; ++r)
     for (int c = 1; c <= 8; ++c) {
-      const int R = bellpack::choose_partition_rows(r, c, 100000, 7e5);
+      const int R = bellpack::choose_partition_rows(bellpack::kModels[0], r, c, 100000, 7e5);
       valid       = valid && R >= 32 && R <= 1024 && !(R & (R - 1));
     }
   check::record(valid, "bellpack-model/chooses-a-power-of-two-partition");
+  // one model per GPU model: its own where benchmarked, else the first with a note naming both
+  for (const bellpack::Model &m : bellpack::kModels) {
+    const bellpack::ModelChoice ch = bellpack::model_for(m.gpu);
+    check::record(ch.model == &m && ch.note.empty() && m.count == 8 * 8 * 6 && m.sms > 0, std::string("bellpack-model/own-model-of-") + m.gpu);
+  }
+  const bellpack::ModelChoice other = bellpack::model_for("NVIDIA A100-SXM4-80GB");
+  check::record(other.model == &bellpack::kModels[0] && other.note.find("NVIDIA A100-SXM4-80GB") != std::string::npos &&
+                  other.note.find(bellpack::kModels[0].gpu) != std::string::npos && other.note.find("make tune") != std::string::npos,
+                "bellpack-model/another-gpu-gets-the-first-with-a-note", other.note);
 }
 
 // A matrix of the pattern of `pattern` whose k-th entry holds values[k % values.size()].

@@ -106,7 +106,7 @@ const autosel::CalibrationChoice &calibration()
   static const autosel::CalibrationChoice choice = [] {
     autosel::CalibrationChoice c = autosel::calibration_for(
 #if GPUMATS_HAVE_CUDA
-      cuda::device_name(cuda::current_device())
+      cuda::process_gpu_model()
 #else
       std::string()
 #endif

@@ -13,12 +13,29 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 namespace gpumats {
 namespace bellpack {
 
-// Predicted SpMV time in microseconds of L partitions whose threads hold N blocks each.
-inline double model_time(const ModelEntry &e, double N, std::int64_t L, int M = kModelSMs)
+struct ModelChoice {
+  const Model *model;
+  std::string  note; // empty where the GPU model has its own benchmarks; else which are used instead, and why
+};
+
+// The model benchmarked on this GPU model (the name CUDA gives it, exactly as the benchmarks
+// recorded it): T, the start-up costs and the per-block rates differ between models, so another
+// model's are used only where none exists (the first), and the note says so.
+inline ModelChoice model_for(const std::string &gpu)
+{
+  for (const Model &m : kModels)
+    if (gpu == m.gpu) return {&m, ""};
+  return {&kModels[0], gpu.empty() ? std::string() : "no benchmarks of " + gpu + ", so " + kModels[0].gpu + "'s (make tune measures them)"};
+}
+
+// Predicted SpMV time in microseconds of L partitions whose threads hold N blocks each, on M
+// multiprocessors.
+inline double model_time(const ModelEntry &e, double N, std::int64_t L, int M)
 {
   if (L <= 0) return 0;
   const std::int64_t wave  = std::int64_t(e.T) * M;
@@ -33,24 +50,24 @@ inline double model_time(const ModelEntry &e, double N, std::int64_t L, int M = 
 }
 
 // The model's entry for block size r x c and partition size R, or null.
-inline const ModelEntry *model_entry(int r, int c, int R)
+inline const ModelEntry *model_entry(const Model &m, int r, int c, int R)
 {
-  for (const ModelEntry &e : kModel)
-    if (e.r == r && e.c == c && e.R == R) return &e;
+  for (int i = 0; i < m.count; ++i)
+    if (m.entries[i].r == r && m.entries[i].c == c && m.entries[i].R == R) return &m.entries[i];
   return nullptr;
 }
 
 // R (a power of two, 32..1024) with the least predicted time for block_rows block rows holding
 // `blocks` blocks in all; 128 when the model has no entry for r x c. *predicted_us gets its time.
-inline int choose_partition_rows(int r, int c, std::int64_t block_rows, double blocks, double *predicted_us = nullptr)
+inline int choose_partition_rows(const Model &m, int r, int c, std::int64_t block_rows, double blocks, double *predicted_us = nullptr)
 {
   int    best = 128;
   double t    = -1;
   for (int R = 32; R <= 1024; R *= 2) {
-    const ModelEntry *e = model_entry(r, c, R);
+    const ModelEntry *e = model_entry(m, r, c, R);
     if (!e) continue;
     const double N  = block_rows ? blocks / double(block_rows) : 0;
-    const double tr = model_time(*e, N, (block_rows + R - 1) / R);
+    const double tr = model_time(*e, N, (block_rows + R - 1) / R, m.sms);
     if (t < 0 || tr < t) t = tr, best = R;
   }
   if (predicted_us) *predicted_us = t;

@@ -1,6 +1,7 @@
 // CMRS in the PETSc glue: options, defaults and the bridge to the core and the CUDA layer.
 #include "../common/operator.hpp"
 #include "host.hpp"
+#include "tuning.hpp"
 
 #include <cmath>
 #if GPUMATS_HAVE_CUDA
@@ -11,13 +12,39 @@ namespace gpumats {
 #if GPUMATS_SUPPORTED_SCALAR
 namespace {
 
+// The GPU model of this process ("" without one)
+const std::string &process_gpu()
+{
+#if GPUMATS_HAVE_CUDA
+  return cuda::process_gpu_model();
+#else
+  static const std::string none;
+  return none;
+#endif
+}
+
+// The kernel sweep of this process's GPU model for the rule's even-row class (null: none, the rule
+// stands), said once in -info
+const cmrs::TunedGpu *process_sweep()
+{
+  static const cmrs::TunedGpu *sweep = [] {
+    const cmrs::TunedGpu *g = cmrs::tuned_gpu(process_gpu());
+    if (!process_gpu().empty())
+      (void)PetscInfo(nullptr, "CMRS: kernels for even rows %s%s%s\n", g ? "from the sweep of " : "by the built-in rule (no sweep of ",
+                      process_gpu().c_str(), g ? "" : "; make tune measures one)");
+    return g;
+  }();
+  return sweep;
+}
+
 struct CmrsTraits {
   // the core parameters with 0 for "chosen per matrix": height 0 picks the strip height, and
   // pad_multiple 0 the basic or the modified layout (see resolve); the SpMV kernel as set, auto
   // resolved per matrix by cmrs::resolve_kernel
   struct Params {
     cmrs::Params core{0, true, 0, cmrs::Kernel::kAuto};
-    bool         sort_given = false; // -mat_cmrs_sort was given; else the kernel decides (row order for segmented)
+    bool         sort_given = false;   // -mat_cmrs_sort was given; else the kernel decides (row order for segmented)
+    const char  *swept_on   = nullptr; // the GPU model whose kernel sweep chose the kernel (resolve), for -mat_view
   };
   using Matrix = cmrs::Matrix<Scalar>;
 
@@ -88,6 +115,10 @@ struct CmrsTraits {
   // register accumulators of the warp kernel for short ones: the height sweep
   // (config/tuning/cmrs-h200.csv: heights 1-16, mu from 4 to 78) puts its best height at
   // 16 / sqrt(mu) within 6% on every family.
+  // That comparison ran on an H200. Between GPU models the best kernel for even rows moves (on an
+  // H100, segmented h16 on poisson7): where make tune has swept this GPU model's kernels
+  // (tuned.hpp), an even-row block takes the fastest variant of the swept family nearest its mean
+  // row length instead, unless the user set the lanes or the column order.
   // Layout: the modified one (16 rows padded to 32 entries) is never the fastest in the sweep, so
   // auto takes the basic layout; -mat_cmrs_kernel modified still forces it.
   static Params resolve(const Params &p, const BlockSource &A, PetscInt)
@@ -98,6 +129,15 @@ struct CmrsTraits {
     if (q.core.kernel == cmrs::Kernel::kAuto && !q.sort_given && mu > 0 && (double(A.longest_row()) > kIrregular * mu || !A.banded_columns())) {
       q.core.kernel       = cmrs::Kernel::kSegmented;
       q.core.sort_columns = false;
+    } else if (q.core.kernel == cmrs::Kernel::kAuto && !q.sort_given && !q.core.lanes && mu > 0) {
+      if (const cmrs::TunedGpu *g = process_sweep())
+        if (const cmrs::TunedKernel *t = cmrs::tuned_kernel(*g, mu)) {
+          q.core.kernel       = t->kernel;
+          q.core.lanes        = t->lanes;
+          q.core.sort_columns = t->kernel != cmrs::Kernel::kSegmented;
+          if (!q.core.height) q.core.height = t->height;
+          q.swept_on = g->gpu;
+        }
     }
     if (!q.core.height) {
       switch (q.core.kernel) {
@@ -148,7 +188,8 @@ struct CmrsTraits {
            ", GPU kernel " + cmrs::kernel_name(p.core.kernel) +
            (p.core.kernel == cmrs::Kernel::kSubwarp || p.core.kernel == cmrs::Kernel::kAuto
               ? (p.core.lanes ? " (" + std::to_string(p.core.lanes) + " lanes per strip)" : std::string(" (lanes per strip auto)"))
-              : std::string());
+              : std::string()) +
+           (p.swept_on ? std::string(", kernel and height from the kernel sweep of ") + p.swept_on : std::string());
   }
 };
 

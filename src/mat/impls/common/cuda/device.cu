@@ -63,6 +63,12 @@ std::string device_name(int device)
   return p.name;
 }
 
+const std::string &process_gpu_model()
+{
+  static const std::string name = device_count(nullptr) > 0 ? device_name(current_device()) : std::string();
+  return name;
+}
+
 Buffer::~Buffer()
 {
   if (ptr_) cudaFree(ptr_); // never throws from a destructor; a failed free has nothing to recover

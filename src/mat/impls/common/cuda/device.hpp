@@ -29,6 +29,9 @@ void synchronize(void *stream);
 // The current device and a device's name, for -mat_view
 int         current_device();
 std::string device_name(int device);
+// The GPU model of this process (its current device's name, read once), "" without a GPU: what the
+// per-GPU tuning tables are keyed by (every rank's GPU is one model on the machines we know)
+const std::string &process_gpu_model();
 
 // Device memory with one owner and one free.
 class Buffer {
