@@ -20,7 +20,7 @@
 // small (coarse DMDA levels, GAMG's pinned coarse grids), where keeping a format copy current
 // costs a conversion at every change and saves little.
 //
-// Values whose newest copy is on the GPU only (TypeData::host_stale: MatSetValuesCOO with device
+// Values whose newest copy is on the GPU only (Residency::host_stale: MatSetValuesCOO with device
 // values, a product's result, coo.cxx and cusparse.cxx) come to the host when the matrix is bound.
 // Should they move to the GPU again while bound (a product formed before the binding computes its
 // numeric phase anew into its result), AIJ's code still reads them current: SeqAIJ's kernels read

@@ -570,7 +570,7 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
 // and always converted in full (it is dropped when the matrix changes and made again when needed).
 // on_device (GPU copies, not transposed): the block's CSR as it is on the GPU already, read there
 // instead of uploading the host's (the host CSR is still read for the structure decisions).
-// host_stale: the block's newest values are on_device's only (TypeData::host_stale); the host's
+// host_stale: the block's newest values are on_device's only (Residency::host_stale); the host's
 // are read (MatSeqAIJGetArrayRead, which brings them down) only where the build needs them: on the
 // host, transposed, renumbered, or with long rows split off (the tail is cut from the host CSR).
 struct BlockBuild {

@@ -66,7 +66,7 @@ struct MpiData final : TypeData {
 
   void invalidate() override
   {
-    valid = false;
+    where.format_stale();
     for (BlockCopy *c : copies()) c->forget(); // the blocks' own states do not move either
   }
   void release_copies() override
@@ -164,7 +164,7 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   const PetscInt *garray;
 
   PetscFunctionBegin;
-  d->valid = false;
+  d->where.format_stale();
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
   PetscCall(UpdateScatter(A, Ao, garray));
   PetscCall(UpdateExchange(A, Ao, garray));
@@ -173,7 +173,7 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   // transposed copies of blocks that changed would only be rebuilt at the next product with A^T
   PetscCall(d->diag_t.release_if_stale(Ad));
   PetscCall(d->offd_t.release_if_stale(Ao));
-  PetscCall(d->mark_current(A, in_assembly));
+  PetscCall(d->where.format_built(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -182,7 +182,7 @@ PetscErrorCode EnsureCurrent(Mat A)
   PetscBool current;
 
   PetscFunctionBegin;
-  PetscCall(Mpi(A)->is_current(A, &current));
+  PetscCall(Mpi(A)->where.format_current(A, &current));
   if (!current) PetscCall(Build(A, false));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -380,7 +380,7 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
     }
     if (now) PetscCall(Build(A, true));
     else { // at the first use (-mat_gpumats_build_at use, or values all zero); stale transposed copies go now
-      Mpi(A)->valid = false;
+      Mpi(A)->where.format_stale();
       PetscCall(Mpi(A)->diag_t.release_if_stale(Ad));
       PetscCall(Mpi(A)->offd_t.release_if_stale(Ao));
     }
@@ -492,7 +492,7 @@ PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
   Mpi(*B)->overlap   = Mpi(A)->overlap;
   if (Mpi(*B)->exchange != Mpi(A)->exchange) { // B was set up for the options' exchange, not A's
     Mpi(*B)->exchange = Mpi(A)->exchange;
-    Mpi(*B)->valid    = false;
+    Mpi(*B)->where.format_stale();
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -631,7 +631,7 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
   d->overlap = overlap;
   if (e != d->exchange) { // the exchange is set up again at the next use
     d->exchange = e;
-    d->valid    = false;
+    d->where.format_stale();
   }
   if (changed) { // new parameters: every block copy is rebuilt before the next use
     for (BlockCopy *c : d->copies()) *c = BlockCopy{};

@@ -23,7 +23,7 @@ struct SeqData final : TypeData {
 
   void invalidate() override
   {
-    valid = false;
+    where.format_stale();
     transposed = BlockCopy{}; // also after new parameters: rebuilt from op's
   }
   void release_copies() override
@@ -41,25 +41,25 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   PetscInt bs;
 
   PetscFunctionBegin;
-  d->valid = false;
+  d->where.format_stale();
   PetscCall(MatGetBlockSize(A, &bs));
   // A changed (or was assembled, after which its state moves on): a transposed copy is stale and
   // would only be rebuilt at the next product with A^T, so its memory goes now
   d->transposed = BlockCopy{};
 #if PetscDefined(HAVE_CUDA)
-  if (d->host_stale) {
+  if (d->where.newest_in_shadow()) {
     // A's newest values are on the GPU only (MatSetValuesCOO with device values, coo.cxx; a
     // product's result, cusparse.cxx): the copy's values are refilled from the shadow's device
     // values where the copy has this pattern; otherwise it is converted in full below
     const PetscScalar *dv;
     PetscBool          done, have;
     DeviceCsrIn        csr;
-    PetscCall(ShadowDeviceCsr(A, &csr, &have)); // the structure too, for the first update's slot build
-    PetscCall(MatSeqAIJCUSPARSEGetArrayRead(d->shadow, &dv));
+    PetscCall(d->where.shadow_csr_on_device(A, &csr, &have)); // the structure too, for the first update's slot build
+    PetscCall(MatSeqAIJCUSPARSEGetArrayRead(d->where.shadow(), &dv));
     PetscCall(UpdateValuesFromDevice(A, *d->info, *d->op, dv, have ? &csr : nullptr, bs, true, &d->updates, &done));
-    PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(d->shadow, &dv));
+    PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(d->where.shadow(), &dv));
     if (done) {
-      PetscCall(d->mark_current(A, in_assembly));
+      PetscCall(d->where.format_built(A, in_assembly));
       PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
@@ -69,15 +69,15 @@ PetscErrorCode Build(Mat A, bool in_assembly)
 #if PetscDefined(HAVE_CUDA)
   // a matrix that is an operand or a result of products on the GPU holds its CSR there already,
   // in its shadow: the copy is built from that rather than from an upload of its own
-  if (d->device && d->shadow) PetscCall(ShadowDeviceCsr(A, &on_device, &have));
+  if (d->device) PetscCall(d->where.shadow_csr_on_device(A, &on_device, &have));
 #endif
   // (with A's newest values on the GPU only, converted from the shadow's CSR there: the host values
   // come down only if the build needs them, BuildFromSeqAIJ)
   BlockBuild how;
   how.device = d->device, how.block_size = bs, how.diagonal = true, how.values = d->values_update, how.counts = &d->updates;
-  how.on_device = have ? &on_device : nullptr, how.host_stale = d->host_stale;
+  how.on_device = have ? &on_device : nullptr, how.host_stale = d->where.host_stale();
   PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, how));
-  PetscCall(d->mark_current(A, in_assembly));
+  PetscCall(d->where.format_built(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -86,7 +86,7 @@ PetscErrorCode EnsureCurrent(Mat A)
   PetscBool current;
 
   PetscFunctionBegin;
-  PetscCall(Seq(A)->is_current(A, &current));
+  PetscCall(Seq(A)->where.format_current(A, &current));
   if (!current) PetscCall(Build(A, false));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -207,7 +207,7 @@ PetscErrorCode Destroy(Mat A)
   auto destroy = reinterpret_cast<PetscErrorCode (*)(Mat)>(Seq(A)->saved[kDestroy]);
 
   PetscFunctionBegin;
-  Seq(A)->host_stale = false;   // going: no download of values nobody will read
+  Seq(A)->where.host_written(); // going: no download of values nobody will read
   PetscCall(SeqKind::ToAIJ(A, true)); // frees the format copy (and its GPU memory) and restores AIJ's operations
   PetscCall(destroy(A));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -40,29 +40,6 @@ PetscErrorCode BlockCopy::release_if_stale(Mat block)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode TypeData::is_current(Mat A, PetscBool *current)
-{
-  PetscObjectId    aid;
-  PetscObjectState ast;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectGetId((PetscObject)A, &aid));
-  PetscCall(PetscObjectStateGet((PetscObject)A, &ast));
-  *current = (valid && aid == id && (ast == state || (from_assembly && ast == state + 1))) ? PETSC_TRUE : PETSC_FALSE;
-  if (*current) state = ast, from_assembly = false;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode TypeData::mark_current(Mat A, bool in_assembly)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscObjectGetId((PetscObject)A, &id));
-  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  valid         = true;
-  from_assembly = in_assembly;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 namespace {
 
 // The specific message of the last error (PetscErrorMessage's last argument is char ** before
@@ -114,7 +91,7 @@ PetscErrorCode StructureOnly(Mat A, bool *only)
 
 PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscBool *build)
 {
-  PetscBool   zero = Data(A)->host_stale ? PETSC_FALSE : PETSC_TRUE;
+  PetscBool   zero = Data(A)->where.host_stale() ? PETSC_FALSE : PETSC_TRUE;
   PetscMPIInt size;
 
   PetscFunctionBegin;

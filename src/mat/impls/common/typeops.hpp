@@ -5,6 +5,8 @@
 #pragma once
 
 #include "glue.hpp"
+#include "residency/residency.hpp"
+#include "residency/shadow.hpp"
 
 #include <string>
 #include <vector>
@@ -70,31 +72,15 @@ struct TypeData {
   OpFn              saved[kNumOps]{};
   PetscErrorCode (*retrieve)(Mat) = nullptr; // AIJ's MatRetrieveValues, which changes values without a state change
   OpFn             creategraph = nullptr; // AIJ's MatCreateGraph (typeops.cxx: GraphAsAIJ), whose signature varies with PETSc's version
-  // the format copy is current while the matrix keeps the (id, state) it was built from; a copy
-  // built inside MatAssemblyEnd sees the state go up by one when MatAssemblyEnd returns, which
-  // `from_assembly` tolerates once (as it does for a copy built inside MatConvert, which does the same)
-  PetscObjectId    id    = 0;
-  PetscObjectState state = 0;
-  bool             valid = false, from_assembly = false;
   Staging          stage;
   TransposeMode    transpose = TransposeMode::kAuto; // -mat_gpumats_transpose
   ValuesUpdate     values_update = ValuesUpdate::kAuto; // -mat_gpumats_values_update (kDefaultValuesUpdate at creation)
   BuildAt          build_at = kDefaultBuildAt;          // -mat_gpumats_build_at
   UpdateCounts     updates;                             // of the format copies, for MatGpuMatsGetUpdateCounts and -mat_view
-  // the aijcusparse copy of a GPU Seq matrix that cuSPARSE products and factorizations work on
-  // (cusparse.cxx), made at first use and kept current with the matrix
-  Mat              shadow       = nullptr;
-  PetscObjectState shadow_state = -1, shadow_nz = -1;
-  // the shadow holds A's own host arrays (made by ShadowOf), rather than arrays of its own (a
-  // product's result, which keeps the product's aijcusparse matrix as its shadow; a COO shadow)
-  bool             shadow_shares = false;
-  // MatSetValuesCOO with device values (coo.cxx, GPU Seq types with a CUDA PETSc): the shadow was
-  // preallocated with A's COO triplets (shadow_coo; coo_pending until it takes A's nonzero state,
-  // which PETSc raises after the preallocation returns), and host_stale while A's newest values are
-  // the shadow's only (the host CSR values are brought up to date when read: SyncHostValues).
-  // coo_saved: SeqAIJ's/MPIAIJ's MatSetPreallocationCOO_C and MatSetValuesCOO_C; ncoo: the
-  // triplets of the last preallocation (-1: none through ours).
-  bool             shadow_coo = false, coo_pending = false, host_stale = false;
+  // which copies of A's values are current (host CSR, format copy, aijcusparse shadow, COO maps)
+  Residency        where;
+  // MatSetPreallocationCOO_C and MatSetValuesCOO_C of SeqAIJ/MPIAIJ (coo.cxx); ncoo: the triplets
+  // of the last preallocation (-1: none through ours)
   PetscCount       ncoo = -1;
   OpFn             coo_saved[2]{};
   // MatBindToCPU (bind.cxx): our own record, since A->boundtocpu is not one (PETSc without devices
@@ -103,11 +89,10 @@ struct TypeData {
   bool             bound = false;
   OpFn             unbound_ops[kNumOps]{};
 
-  virtual ~TypeData() { drop_shadow(); }
-  void drop_shadow();
+  virtual ~TypeData() = default;
   // every format copy stale: the next use brings them up to date, by their values only where the
   // pattern allows (after changes PETSc does not record in a state, such as MatRetrieveValues)
-  virtual void invalidate() { valid = false; }
+  virtual void invalidate() { where.format_stale(); }
   // every format copy freed (GPU memory included): the next use converts anew (MatBindToCPU)
   virtual void release_copies() { invalidate(); }
 
@@ -116,8 +101,6 @@ struct TypeData {
   {
     return reinterpret_cast<Fn>(saved[i])(args...);
   }
-  PetscErrorCode is_current(Mat A, PetscBool *current);
-  PetscErrorCode mark_current(Mat A, bool in_assembly);
 };
 
 inline TypeData *Data(Mat A) { return static_cast<TypeData *>(A->spptr); }
@@ -321,43 +304,14 @@ PetscErrorCode GpuProductsWanted(Mat C, bool sparse, bool *wanted);
 PetscErrorCode InstallCOO(Mat A, bool mpi);
 PetscErrorCode UninstallCOO(Mat A, bool mpi, bool destroying = false); // (destroying: see UninstallType)
 // Brings the host CSR values of a Seq GPU matrix up to date where its newest values are on the GPU
-// only (after MatSetValuesCOO with device values); otherwise nothing.
+// only (Residency::make_host_current); otherwise nothing.
 PetscErrorCode SyncHostValues(Mat A);
 #if PetscDefined(HAVE_CUDA)
 // Whether A is one of our GPU Seq types, whose data is a TypeData (cusparse.cxx)
 bool        OurDeviceOf(Mat A, const char *prefix); // (cusparse.cxx)
 inline bool OurDeviceSeq(Mat A) { return OurDeviceOf(A, "seq"); }
-// The aijcusparse shadow of a GPU Seq matrix, current with its values (cusparse.cxx)
+// The aijcusparse shadow of a GPU Seq matrix, current with its values (Residency::shadow_for)
 PetscErrorCode ShadowOf(Mat A, Mat *S);
-// A new aijcusparse matrix on A's own host CSR (ia, ja from MatGetRowIJ, va A's values), which it
-// never owns or frees: the shadow as ShadowOf and COO preallocation (coo.cxx) make it
-PetscErrorCode SharedShadow(Mat A, const PetscInt *ia, const PetscInt *ja, const PetscScalar *va, Mat *S);
-// The same over a SeqAIJ (or SeqAIJ-derived) matrix's own CSR arrays and values
-PetscErrorCode ShadowOver(Mat A, Mat *S);
-// Where A (a GPU Seq matrix) has a shadow: its CSR on the GPU, current with A (made so as ShadowOf
-// does, aijcusparse uploading what changed), so that A's format copy is built from it without an
-// upload of its own; *have false where A has no shadow or cuSPARSE's indices are not PetscInt. The
-// arrays stay valid while the shadow and A do not change.
-PetscErrorCode ShadowDeviceCsr(Mat A, DeviceCsrIn *csr, PetscBool *have);
-// The diagonal block of an MPI GPU matrix as block Jacobi's sub-solver sees it: an aijcusparse
-// matrix over the plain SeqAIJ block's host CSR (SharedShadow), so that ILU/ICC/LU factor and
-// solve in cuSPARSE and the sub-vectors stay on the GPU, as with mpiaijcusparse. It is made anew
-// when the block's pattern moves (SeqAIJ reallocates its arrays then) and told its host values
-// are newer, for aijcusparse to upload again, when only the values move.
-class BlockShadow {
-public:
-  BlockShadow() = default;
-  BlockShadow(const BlockShadow &) = delete;
-  BlockShadow &operator=(const BlockShadow &) = delete;
-  ~BlockShadow() { release(); }
-  PetscErrorCode of(Mat block, Mat *S);
-  void           release();
-
-private:
-  Mat              shadow_ = nullptr;
-  PetscObjectId    id_     = -1;
-  PetscObjectState state_ = -1, nz_ = -1;
-};
 // Gives the Seq matrix C (type set, not yet preallocated) the CSR pattern of the aijcusparse
 // matrix `inner` (its host arrays, shared: inner is composed on C and lives as long as C) and
 // assembles it; C's values are left unset for the caller (cusparse.cxx)
