@@ -1,7 +1,7 @@
 // Residency (residency.hpp): the one record of which copies of a matrix's values are current.
 #include "residency.hpp"
 #include "shadow.hpp"
-#include "../typeops.hpp"
+#include "../types/type_data.hpp"
 
 #if PetscDefined(HAVE_CUDA)
   #include <../src/mat/impls/aij/seq/aij.h> // Mat_SeqAIJ: the host values a download goes into

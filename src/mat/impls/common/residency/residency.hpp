@@ -10,7 +10,7 @@
 // current (make_host_current, shadow_for, format_current) or tells it which side it wrote.
 #pragma once
 
-#include "../glue.hpp"
+#include "../operator/format_operator.hpp"
 
 namespace gpumats {
 

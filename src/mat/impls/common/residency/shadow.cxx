@@ -2,7 +2,7 @@
 // shadow cost no host copy (GAMG makes one for each operand of its products); what it costs is the
 // device CSR that aijcusparse itself would hold.
 #include "shadow.hpp"
-#include "../events.hpp"
+#include "../runtime/events.hpp"
 
 #if PetscDefined(HAVE_CUDA)
   #include <../src/mat/impls/aij/seq/aij.h> // Mat_SeqAIJ: a shadow's arrays are the matrix's own

@@ -1,10 +1,10 @@
 // aijcusparse matrices over our matrices' host CSR (GPU types with a CUDA PETSc): the shadow of a
 // Seq matrix (kept by its Residency), of an MPI matrix's diagonal block (BlockShadow) and of an MPI
-// matrix's blocks (the product stand-in, mpiproduct.cxx). cuSPARSE products, factorizations and
+// matrix's blocks (the product stand-in, mpi_products.cxx). cuSPARSE products, factorizations and
 // solves run on them through PETSc's own aijcusparse code.
 #pragma once
 
-#include "../glue.hpp"
+#include "../operator/format_operator.hpp"
 
 namespace gpumats {
 

@@ -1,5 +1,5 @@
 // The -mat_view ::ascii_info lines shared by every type: a format copy, its updates, its transpose path.
-#include "glue.hpp"
+#include "format_operator.hpp"
 
 namespace gpumats {
 

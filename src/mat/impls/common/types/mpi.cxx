@@ -20,8 +20,8 @@
 // timed product, so the products' events then carry their kernels' time; the diagonal product is
 // timed so only with -mat_gpumats_overlap 0, since its timer would make the exchange wait for it.
 #include "exchange.hpp"
-#include "kinds.hpp"
-#include "events.hpp"
+#include "seq_mpi.hpp"
+#include "../runtime/events.hpp"
 
 #include <array>
 #include <petscviewer.h>
@@ -59,7 +59,7 @@ struct MpiData final : TypeData {
   PetscObjectState                halo_nz = -1; // nonzero state of A the exchange was set up for
 #if PetscDefined(HAVE_CUDA)
   BlockShadow                     diag_shadow; // the diagonal block as block Jacobi's sub-solver sees it
-  MpiStandIn                      standin;     // the matrix as the GPU products see it (mpiproduct.cxx)
+  MpiStandIn                      standin;     // the matrix as the GPU products see it (mpi_products.cxx)
 #endif
 
   std::array<BlockCopy *, 4> copies() { return {&diag, &offd, &diag_t, &offd_t}; }
@@ -666,7 +666,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 #else
   const OpFn sub_matrices = nullptr, diagonal_block = nullptr;
 #endif
-  // products: on the GPU through mpiaijcusparse's back-end (mpiproduct.cxx), MPIAIJ's for the host types
+  // products: on the GPU through mpiaijcusparse's back-end (mpi_products.cxx), MPIAIJ's for the host types
   const OpFn products = device ? MpiProductSetFromOptions() : nullptr;
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,

@@ -7,7 +7,7 @@
 //
 // Seq (seqaij<format>cuda), values on the device:
 //   - MatSetPreallocationCOO runs SeqAIJ's (A's pattern and its host COO maps, so host values
-//     keep working) and makes A's aijcusparse shadow (cusparse.cxx) anew on A's own host arrays,
+//     keep working) and makes A's aijcusparse shadow (cusparse_bridge.cxx) anew on A's own host arrays,
 //     with A's host COO maps and a device copy of them, as aijcusparse's preallocation leaves its
 //     matrix (PETSc 3.25 on; before, the shadow gets a COO preallocation of its own, which sorts
 //     the triplets a second time).
@@ -35,12 +35,12 @@
 //
 // The Mat_SeqAIJ hooks need PETSc's private header src/mat/impls/aij/seq/aij.h, found where PETSc
 // is used from its source tree (PETSC_DIR/PETSC_ARCH), as the GPU builds are.
-#include "kinds.hpp"
+#include "../types/seq_mpi.hpp"
 
 #if PetscDefined(HAVE_CUDA)
   #include <petscdevice.h>                   // PetscGetMemType
   #include <../src/mat/impls/aij/seq/aij.h> // Mat_SeqAIJ and its ops hooks
-  #include "cuda/device.hpp"
+  #include "../cuda/device.hpp"
 #endif
 
 namespace gpumats {

@@ -4,9 +4,9 @@
 // every object so that MatConvert finds them.
 #pragma once
 
-#include "glue.hpp"
-#include "residency/residency.hpp"
-#include "residency/shadow.hpp"
+#include "../operator/format_operator.hpp"
+#include "../residency/residency.hpp"
+#include "../residency/shadow.hpp"
 
 #include <string>
 #include <vector>
@@ -71,7 +71,7 @@ struct TypeData {
   bool              device = false;
   OpFn              saved[kNumOps]{};
   PetscErrorCode (*retrieve)(Mat) = nullptr; // AIJ's MatRetrieveValues, which changes values without a state change
-  OpFn             creategraph = nullptr; // AIJ's MatCreateGraph (typeops.cxx: GraphAsAIJ), whose signature varies with PETSc's version
+  OpFn             creategraph = nullptr; // AIJ's MatCreateGraph (type_data.cxx: GraphAsAIJ), whose signature varies with PETSc's version
   Staging          stage;
   TransposeMode    transpose = TransposeMode::kAuto; // -mat_gpumats_transpose
   ValuesUpdate     values_update = ValuesUpdate::kAuto; // -mat_gpumats_values_update (kDefaultValuesUpdate at creation)
@@ -286,7 +286,7 @@ PetscErrorCode StructureOnly(Mat A, bool *only);
 // later matrices, its coarsened and refined copies and their interpolations are all of our type.
 PetscErrorCode AdoptDM(Mat A);
 
-// The cuSPARSE bridge (cusparse.cxx): registers MATSOLVERCUSPARSE for the GPU Seq types and the
+// The cuSPARSE bridge (cusparse_bridge.cxx): registers MATSOLVERCUSPARSE for the GPU Seq types and the
 // log events; the MatProductSetFromOptions of the GPU Seq types (null without a CUDA PETSc).
 PetscErrorCode RegisterCusparseBridge();
 OpFn           CusparseProductSetFromOptions();
@@ -307,18 +307,18 @@ PetscErrorCode UninstallCOO(Mat A, bool mpi, bool destroying = false); // (destr
 // only (Residency::make_host_current); otherwise nothing.
 PetscErrorCode SyncHostValues(Mat A);
 #if PetscDefined(HAVE_CUDA)
-// Whether A is one of our GPU Seq types, whose data is a TypeData (cusparse.cxx)
-bool        OurDeviceOf(Mat A, const char *prefix); // (cusparse.cxx)
+// Whether A is one of our GPU Seq types, whose data is a TypeData (cusparse_bridge.cxx)
+bool        OurDeviceOf(Mat A, const char *prefix); // (cusparse_bridge.cxx)
 inline bool OurDeviceSeq(Mat A) { return OurDeviceOf(A, "seq"); }
 // The aijcusparse shadow of a GPU Seq matrix, current with its values (Residency::shadow_for)
 PetscErrorCode ShadowOf(Mat A, Mat *S);
 // Gives the Seq matrix C (type set, not yet preallocated) the CSR pattern of the aijcusparse
 // matrix `inner` (its host arrays, shared: inner is composed on C and lives as long as C) and
-// assembles it; C's values are left unset for the caller (cusparse.cxx)
+// assembles it; C's values are left unset for the caller (cusparse_bridge.cxx)
 PetscErrorCode SetPattern(Mat C, Mat inner);
 // Whether two SeqAIJ matrices (of any subtype) have the same CSR pattern, row offsets and columns
 bool SamePattern(Mat X, Mat Y);
-// An MPI GPU matrix as mpiaijcusparse's product back-end sees it (mpiproduct.cxx): an
+// An MPI GPU matrix as mpiaijcusparse's product back-end sees it (mpi_products.cxx): an
 // mpiaijcusparse matrix whose diagonal and off-diagonal blocks are aijcusparse matrices over the
 // MPI matrix's own block CSR (SharedShadow) with its column map. Made anew when the matrix's
 // nonzero pattern moves (collectively, as every rank sees the same nonzero state), and told its
@@ -341,7 +341,7 @@ PetscErrorCode MpiStandInOf(Mat A, Mat *S);
 // Whether A is one of our GPU MPI types
 inline bool OurDeviceMpi(Mat A) { return OurDeviceOf(A, "mpi"); }
 #endif
-// The MatProductSetFromOptions of the GPU MPI types (mpiproduct.cxx): AB, AtB and PtAP on the GPU
+// The MatProductSetFromOptions of the GPU MPI types (mpi_products.cxx): AB, AtB and PtAP on the GPU
 // through PETSc's mpiaijcusparse back-end, MPIAIJ's host products otherwise (null without a CUDA
 // PETSc recent enough)
 OpFn           MpiProductSetFromOptions();
@@ -381,7 +381,7 @@ PetscErrorCode MpiAXPY(Mat Y, PetscScalar a, Mat X, MatStructure str);
 // MatAXPYGetPreallocation_C of every type: B of Y's type preallocated for the union of X's and Y's
 // patterns, row by row (PETSc's MatAXPY of two different types with a new pattern)
 PetscErrorCode AXPYPreallocation(Mat Y, Mat X, Mat *B);
-// Values that live on the GPU (ondevice.cxx): MatScale and MatDiagonalScale of the GPU Seq types
+// Values that live on the GPU (device_values.cxx): MatScale and MatDiagonalScale of the GPU Seq types
 // (null without a CUDA PETSc), which change the shadow's values where A's newest values are its
 // only, and AIJ's otherwise; DeviceAXPY does MatAXPY (SUBSET or SAME) there when Y's values are on
 // the GPU only and X's CSR is on the GPU too, *done false where it did nothing (X's nonzeros not

@@ -1,5 +1,5 @@
 // Format copies of a SeqAIJ block: built from its CSR, or given new values from a device array.
-#include "glue.hpp"
+#include "format_operator.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,5 +1,5 @@
 // Changes to the values of a GPU Seq matrix whose newest values are on the GPU only
-// (Residency::newest_in_shadow): a product's result (cusparse.cxx) or a matrix filled by MatSetValuesCOO
+// (Residency::newest_in_shadow): a product's result (cusparse_bridge.cxx) or a matrix filled by MatSetValuesCOO
 // with device values (coo.cxx). MatScale, MatDiagonalScale and MatAXPY with X's nonzeros among Y's
 // change the values of its aijcusparse shadow where they are, instead of downloading them into the
 // host CSR (SeqAIJ's operations read through MatSeqAIJGetArray, which brings the host up to date),
@@ -10,11 +10,11 @@
 // Matrices whose host values are current keep AIJ's operations (their values are on the host; the
 // format copy follows at the next use, by its values only). The format copy of a matrix changed
 // here is refilled from the shadow's device values (seq.cxx, UpdateValuesFromDevice).
-#include "kinds.hpp"
+#include "../types/seq_mpi.hpp"
 
 #if PetscDefined(HAVE_CUDA)
   #include <petscdevice.h>
-  #include "cuda/csr.hpp"
+  #include "../cuda/csr.hpp"
 #endif
 
 namespace gpumats {

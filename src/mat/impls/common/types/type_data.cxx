@@ -1,5 +1,5 @@
-// Type installation and conversion plumbing shared by the Seq and MPI types (typeops.hpp).
-#include "kinds.hpp"
+// Type installation and conversion plumbing shared by the Seq and MPI types (type_data.hpp).
+#include "seq_mpi.hpp"
 
 #include <petscdm.h>
 #include <tuple>

@@ -14,12 +14,12 @@
 // symbolic phase; the product's aijcusparse result becomes the result's shadow and holds its
 // values, which come down into the host CSR only when something reads them there (host_stale, as
 // after MatSetValuesCOO with device values; scaling and additions change them on the GPU,
-// ondevice.cxx); the format copy is built from that CSR on the GPU at its first use. Format copies
+// device_values.cxx); the format copy is built from that CSR on the GPU at its first use. Format copies
 // are built where they will be multiplied: a result at its first use, the operands of a Galerkin
 // product (PtAP, RARt: a multigrid's level operator and transfer) when the product is formed,
 // inside the setup.
-#include "kinds.hpp"
-#include "events.hpp"
+#include "seq_mpi.hpp"
+#include "../runtime/events.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -310,7 +310,7 @@ PetscErrorCode ProductNumeric(Mat C)
   PetscCall(PetscLogEventEnd(product_event, C, 0, 0, 0));
   // The values stay on the GPU, in inner, which is C's shadow: C's host values are brought up to
   // date when something reads them (host_stale, as after MatSetValuesCOO with device values), its
-  // scaling and additions happen there (ondevice.cxx), and its format copy is built from inner's
+  // scaling and additions happen there (device_values.cxx), and its format copy is built from inner's
   // CSR at its first use. GAMG scales and adds to its A P_t before PtAP reads it, and never reads
   // the values of most products on the host: ksp ex56 -ne 59 took each product's values down
   // (520 MB for A P_t) and, after host scaling, up again.

@@ -5,7 +5,7 @@
 // MatMult, MatMultAdd and their transposes run in the format; everything else is SeqAIJ's, which sees an AIJ subclass
 // (the concrete name starts with "seqaij") and builds its results in our type where it builds
 // them in A's type (MatTranspose, MatDuplicate).
-#include "kinds.hpp"
+#include "seq_mpi.hpp"
 
 namespace gpumats {
 
@@ -49,7 +49,7 @@ PetscErrorCode Build(Mat A, bool in_assembly)
 #if PetscDefined(HAVE_CUDA)
   if (d->where.newest_in_shadow()) {
     // A's newest values are on the GPU only (MatSetValuesCOO with device values, coo.cxx; a
-    // product's result, cusparse.cxx): the copy's values are refilled from the shadow's device
+    // product's result, cusparse_bridge.cxx): the copy's values are refilled from the shadow's device
     // values where the copy has this pattern; otherwise it is converted in full below
     const PetscScalar *dv;
     PetscBool          done, have;

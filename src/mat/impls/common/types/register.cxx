@@ -1,8 +1,8 @@
 // The format registry and the registration of every petsc-gpumats type with PETSc:
 // PetscGpuMatsInitialize() for applications that link the library,
 // PetscDLLibraryRegister_petscgpumats() for -dll_append.
-#include "kinds.hpp"
-#include "events.hpp"
+#include "seq_mpi.hpp"
+#include "../runtime/events.hpp"
 
 #include <array>
 #include <cctype>

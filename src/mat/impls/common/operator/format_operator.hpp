@@ -7,14 +7,14 @@
 #include <petscgpumats.h>
 #include <petsc/private/matimpl.h>
 
-#include "core/csr.hpp"
-#include "core/dictionary.hpp"
-#include "core/transform.hpp"
-#include "core/values.hpp"
-#include "registry.hpp"
+#include "../core/csr.hpp"
+#include "../core/dictionary.hpp"
+#include "../core/transform.hpp"
+#include "../core/values.hpp"
+#include "../types/registry.hpp"
 #if GPUMATS_HAVE_CUDA
-  #include "cuda/csr.hpp"
-  #include "cuda/device.hpp"
+  #include "../cuda/csr.hpp"
+  #include "../cuda/device.hpp"
 #endif
 
 #include <cstdint>
@@ -124,7 +124,7 @@ inline std::string describe_values(Values mode, bool dictionary, std::int64_t en
 }
 
 // A block's CSR as it is already on the GPU, beside its host CSR (the arrays of its aijcusparse
-// shadow, cusparse.cxx: row_ptr[0] == 0, the same pattern and values as the host's): a GPU build
+// shadow, cusparse_bridge.cxx: row_ptr[0] == 0, the same pattern and values as the host's): a GPU build
 // copies it on the device instead of uploading the host's, and a values-only update gathers from
 // its values.
 struct DeviceCsrIn {
@@ -154,7 +154,7 @@ public:
   // the same way (empty when not active)
   const std::vector<std::int32_t> &order() const { return order_; }
   // ep applied to the block's product with x, where product(xc, epc) applies epc to the copy's
-  // product with xc, both in the copy's order (defined in operator.cxx, its one user)
+  // product with xc, both in the copy's order (defined in format_operator.cxx, its one user)
   template <class Product>
   void apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream, Product &&product);
   // d = the block's diagonal (GPU copies), where fill(y) writes the copy's diagonal, in the copy's
@@ -449,7 +449,7 @@ private:
   Footprint   total_footprint_{};
 };
 
-// The -log_view events of the GPU builds (build.cxx), nested in the format's Convert event:
+// The -log_view events of the GPU builds (build_events.cxx), nested in the format's Convert event:
 // GpuMatsUpload (the CSR's upload), GpuMatsStructure (row statistics, widths, offsets, sorts, and
 // the parameter choices' queries) and GpuMatsScatter (the entries into the format's arrays).
 PetscErrorCode RegisterBuildEvents();
@@ -528,7 +528,7 @@ const char *ValuesUpdateName(ValuesUpdate m); // "auto", "rebuild"
 // KSPSolve: one more host-to-GPU copy there than aijcusparse in ex45 CG+MG and snes ex19
 // GMRES+MG, which the copy-count checks of tests/gpu/run.sh catch. An assembly of all-zero values (DMCreateMatrix's)
 // builds nothing either way. Products of our
-// types on the GPU (cusparse.cxx) build their results at their first use from the GPU whatever
+// types on the GPU (cusparse_bridge.cxx) build their results at their first use from the GPU whatever
 // this says, so GAMG's intermediate products are never built from zeros, or at all if unused.
 enum class BuildAt { kUse = 0, kAssembly = 1 };
 constexpr BuildAt kDefaultBuildAt = BuildAt::kAssembly;
