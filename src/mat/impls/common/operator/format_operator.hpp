@@ -590,11 +590,10 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
 // untouched, where a values-only update cannot serve (no copy of this pattern yet, the pattern
 // changed, a value dictionary, an inexact slot build): the caller then brings the host values up
 // to date and calls BuildFromSeqAIJ. Counted as a values-only update.
-// structure (may be null): the block's row pointers and column indices on the GPU as well, for
-// the first update's slot build (FormatOperator::update_values).
-PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOperator &op, const PetscScalar *device_values, const DeviceCsrIn *structure,
-                                      PetscInt block_size, bool diagonal,
-                                      UpdateCounts *counts, PetscBool *done);
+// how: block_size, diagonal and counts as for BuildFromSeqAIJ; on_device (may be null) the block's
+// row pointers and column indices on the GPU as well, for the first update's slot build
+// (FormatOperator::update_values).
+PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOperator &op, const PetscScalar *device_values, const BlockBuild &how, PetscBool *done);
 // Prints the -mat_view ::ascii_info lines of one format copy.
 PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char *what, const FormatOperator &op, bool device);
 // Prints the -mat_view ::ascii_info line of same-pattern changes: the mode, the counts (of all

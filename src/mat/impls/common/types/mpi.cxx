@@ -86,8 +86,10 @@ PetscErrorCode UpdateBlock(Mat A, Mat block, BlockCopy &copy, bool diagonal, boo
 
   PetscFunctionBegin;
   PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(copy.update(block, *d->info, *d->proto, d->device, bs, diagonal, transposed, transposed ? ValuesUpdate::kRebuild : d->values_update,
-                        transposed ? nullptr : &d->updates));
+  BlockBuild how;
+  how.device = d->device, how.block_size = bs, how.diagonal = diagonal, how.transposed = transposed;
+  how.values = transposed ? ValuesUpdate::kRebuild : d->values_update, how.counts = transposed ? nullptr : &d->updates;
+  PetscCall(copy.update(block, *d->info, *d->proto, how));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

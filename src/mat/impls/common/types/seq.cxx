@@ -56,7 +56,9 @@ PetscErrorCode Build(Mat A, bool in_assembly)
     DeviceCsrIn        csr;
     PetscCall(d->where.shadow_csr_on_device(A, &csr, &have)); // the structure too, for the first update's slot build
     PetscCall(MatSeqAIJCUSPARSEGetArrayRead(d->where.shadow(), &dv));
-    PetscCall(UpdateValuesFromDevice(A, *d->info, *d->op, dv, have ? &csr : nullptr, bs, true, &d->updates, &done));
+    BlockBuild refill;
+    refill.device = true, refill.block_size = bs, refill.diagonal = true, refill.counts = &d->updates, refill.on_device = have ? &csr : nullptr;
+    PetscCall(UpdateValuesFromDevice(A, *d->info, *d->op, dv, refill, &done));
     PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(d->where.shadow(), &dv));
     if (done) {
       PetscCall(d->where.format_built(A, in_assembly));
@@ -98,7 +100,9 @@ PetscErrorCode EnsureTransposeCurrent(Mat A)
 
   PetscFunctionBegin;
   PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(d->transposed.update(A, *d->info, *d->op, d->device, bs, true, true, ValuesUpdate::kRebuild, nullptr));
+  BlockBuild how; // (a transposed copy is converted in full, and not counted)
+  how.device = d->device, how.block_size = bs, how.diagonal = true, how.transposed = true;
+  PetscCall(d->transposed.update(A, *d->info, *d->op, how));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

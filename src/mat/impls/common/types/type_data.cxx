@@ -8,8 +8,7 @@
 
 namespace gpumats {
 
-PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOperator &proto, bool device, PetscInt block_size, bool diagonal, bool transposed,
-                                 ValuesUpdate values, UpdateCounts *counts)
+PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOperator &proto, const BlockBuild &how)
 {
   PetscObjectId    bid;
   PetscObjectState bstate;
@@ -20,8 +19,6 @@ PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOpe
   if (op && bid == id && bstate == state) PetscFunctionReturn(PETSC_SUCCESS);
   if (!op) op = proto.clone_parameters();
   id = -1;
-  BlockBuild how;
-  how.device = device, how.block_size = block_size, how.diagonal = diagonal, how.transposed = transposed, how.values = values, how.counts = counts;
   PetscCall(BuildFromSeqAIJ(block, f, *op, how));
   id = bid, state = bstate;
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -54,10 +54,9 @@ struct BlockCopy {
   PetscObjectId                   id    = -1;
   PetscObjectState                state = -1;
 
-  // brings op up to date with `block` unless it is current (BuildFromSeqAIJ: its values only
-  // where its pattern allows, values and counts as there); a new op takes proto's parameters
-  PetscErrorCode update(Mat block, const FormatInfo &f, const FormatOperator &proto, bool device, PetscInt block_size, bool diagonal, bool transposed,
-                        ValuesUpdate values, UpdateCounts *counts);
+  // brings op up to date with `block` unless it is current (BuildFromSeqAIJ with `how`: its values
+  // only where its pattern allows); a new op takes proto's parameters
+  PetscErrorCode update(Mat block, const FormatInfo &f, const FormatOperator &proto, const BlockBuild &how);
   void           forget() { id = -1; } // after changes PETSc does not record in a state
   // frees op (and its GPU memory) unless it is current for `block`: a transposed copy, once its
   // block has changed, is only rebuilt at the next product with A^T, which may never come
