@@ -36,7 +36,7 @@ LIB := $(LIBDIR)/libpetscgpumats.so
 OBJDIR := $(BUILD)/obj
 BINDIR := $(BUILD)/bin
 
-# every folder of src/mat/impls but common is a format (common/types/register.cxx lists them for
+# every folder of src/mat/impls but common is a format (common/types/registry.hpp lists them for
 # the library); the glue shared by all of them is common/<job>/*.cxx
 FORMATS := $(filter-out common,$(notdir $(wildcard src/mat/impls/*)))
 GLUE_SRC := $(wildcard src/mat/impls/common/*/*.cxx $(foreach f,$(FORMATS),src/mat/impls/$(f)/*.cxx))

@@ -81,13 +81,6 @@ PetscErrorCode GpuProductsWanted(Mat C, bool sparse, bool *wanted)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-bool OurDeviceOf(Mat A, const char *prefix)
-{
-  bool        device = false;
-  const char *t      = ((PetscObject)A)->type_name;
-  return t && std::strncmp(t, prefix, std::strlen(prefix)) == 0 && find_type(t, &device) && device;
-}
-
 namespace {
 
 // ---- products ---------------------------------------------------------------------------------

@@ -306,8 +306,7 @@ PetscErrorCode UninstallCOO(Mat A, bool mpi, bool destroying = false); // (destr
 // only (Residency::make_host_current); otherwise nothing.
 PetscErrorCode SyncHostValues(Mat A);
 #if PetscDefined(HAVE_CUDA)
-// Whether A is one of our GPU Seq types, whose data is a TypeData (cusparse_bridge.cxx)
-bool        OurDeviceOf(Mat A, const char *prefix); // (cusparse_bridge.cxx)
+// Whether A is one of our GPU Seq types, whose data is a TypeData
 inline bool OurDeviceSeq(Mat A) { return OurDeviceOf(A, "seq"); }
 // The aijcusparse shadow of a GPU Seq matrix, current with its values (Residency::shadow_for)
 PetscErrorCode ShadowOf(Mat A, Mat *S);
