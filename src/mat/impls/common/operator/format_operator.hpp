@@ -486,24 +486,17 @@ PetscErrorCode guarded(MPI_Comm comm, const char *context, F &&body)
 // How MatMultTranspose(Add) multiplies (-mat_gpumats_transpose): with an explicit copy of the
 // transpose in the format, built at the first such product after a change and kept while the
 // matrix does not change; implicitly, scattering the stored copy's products into the result (with
-// atomics on the GPU), with no second copy; or auto: kAutoWithHint where MAT_FORM_EXPLICIT_TRANSPOSE
-// is set on the matrix (GAMG sets it on its prolongators), kAutoWithoutHint elsewhere.
+// atomics on the GPU), with no second copy; auto, the default, is implicit, whether or not
+// MAT_FORM_EXPLICIT_TRANSPOSE is set (GAMG sets it on its prolongators), by measurement
+// (examples/bench.cu -transpose true times the implicit product, the explicit copy's product and
+// its build; docs/results/h200-2026-11-24b.md): the copy's product is faster, but its build costs
+// thousands of those savings, so it pays only after thousands of products with A^T between two
+// changes of A. GAMG's restrictions do a few hundred per setup (one per level and cycle), where
+// lazily built copies took most of KSPSolve (docs/results/solverbench-h200-large-2026-11-23.md).
 enum class TransposeMode { kAuto = 0, kExplicit = 1, kImplicit = 2 };
-// Both implicit, by measurement (examples/bench.cu -transpose true times the implicit product,
-// the explicit copy's product and its build; docs/results/h200-2026-11-24b.md): the copy's
-// product is faster, but its build costs thousands of those savings, so it pays only after
-// thousands of products with A^T between two changes of A. GAMG's restrictions do a few hundred
-// per setup (one per level and cycle), where lazily built copies took most of KSPSolve
-// (docs/results/solverbench-h200-large-2026-11-23.md). The hint is still shown by -mat_view.
-constexpr TransposeMode kAutoWithHint    = TransposeMode::kImplicit;
-constexpr TransposeMode kAutoWithoutHint = TransposeMode::kImplicit;
 const char *TransposeModeName(TransposeMode m); // "auto", "explicit", "implicit"
-// Whether products with A^T use the explicit copy, for `mode` and the matrix's hint.
-inline bool UseExplicitTranspose(TransposeMode mode, bool form_explicit_transpose)
-{
-  if (mode == TransposeMode::kAuto) return (form_explicit_transpose ? kAutoWithHint : kAutoWithoutHint) == TransposeMode::kExplicit;
-  return mode == TransposeMode::kExplicit;
-}
+// Whether products with A^T use the explicit copy
+inline bool UseExplicitTranspose(TransposeMode mode) { return mode == TransposeMode::kExplicit; }
 
 // What a change of the matrix that keeps its nonzero pattern does to the format copies
 // (-mat_gpumats_values_update): auto refills their values only (FormatOperator::update_values);
@@ -599,10 +592,9 @@ PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char 
 // Prints the -mat_view ::ascii_info line of same-pattern changes: the mode, the counts (of all
 // ranks, for MPI types) and the bytes of the slot maps held.
 PetscErrorCode ViewUpdates(PetscViewer viewer, ValuesUpdate mode, const UpdateCounts &counts, double slot_bytes);
-// Prints the -mat_view ::ascii_info line of the transpose products: the mode, the path it takes now
-// (hint: MAT_FORM_EXPLICIT_TRANSPOSE), and the transposed copies held (`held` of them, `stored`
-// entries and `bytes` in all; held == 0: none).
-PetscErrorCode ViewTranspose(PetscViewer viewer, TransposeMode mode, bool hint, PetscInt64 held, PetscInt64 stored, double bytes);
+// Prints the -mat_view ::ascii_info line of the transpose products: the mode, the path it takes, and
+// the transposed copies held (`held` of them, `stored` entries and `bytes` in all; held == 0: none).
+PetscErrorCode ViewTranspose(PetscViewer viewer, TransposeMode mode, PetscInt64 held, PetscInt64 stored, double bytes);
 
 // Where a kernel reads or writes a Vec: host arrays for host types; device arrays for *cuda types
 // (a VECCUDA array directly, any other Vec staged through a device buffer owned by the Mat).

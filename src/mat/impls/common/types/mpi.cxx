@@ -261,10 +261,6 @@ PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out, Scalar alpha = 1)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// Whether A's products with A^T take the explicit path. MPIAIJ hands MAT_FORM_EXPLICIT_TRANSPOSE to
-// its blocks (and PETSc 3.18 records it there only), so the diagonal block's flag counts too.
-bool ExplicitTranspose(Mat A, Mat Ad) { return UseExplicitTranspose(Mpi(A)->transpose, A->form_explicit_transpose || Ad->form_explicit_transpose); }
-
 // out = A^T x + (in ? in : 0): each rank multiplies its rows' transposes, A_d^T x into out and
 // A_o^T x into the ghost vector (the contributions to other ranks' entries), which the ghost
 // scatter then adds into their owners' out in reverse. Each block's product with its transpose
@@ -279,7 +275,7 @@ PetscErrorCode UpdateTransposed(Mat A, bool *use_copy)
 
   PetscFunctionBegin;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-  *use_copy = ExplicitTranspose(A, Ad);
+  *use_copy = UseExplicitTranspose(d->transpose);
   if (*use_copy) {
     PetscCall(UpdateBlock(A, Ad, d->diag_t, true, true));
     PetscCall(UpdateBlock(A, Ao, d->offd_t, false, true));
@@ -578,7 +574,7 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
       }
     PetscCallMPI(MPI_Allreduce(local, global, 3, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
     PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-    PetscCall(ViewTranspose(viewer, d->transpose, A->form_explicit_transpose || Ad->form_explicit_transpose, global[0], global[1], double(global[2])));
+    PetscCall(ViewTranspose(viewer, d->transpose, global[0], global[1], double(global[2])));
   }
   { // the updates of the block copies on all ranks
     PetscInt64 local[3] = {d->updates.conversions, d->updates.values_only, PetscInt64(d->diag.op->slot_bytes() + d->offd.op->slot_bytes())}, global[3];

@@ -14,8 +14,7 @@ namespace {
 struct SeqData final : TypeData {
   std::unique_ptr<FormatOperator> op;
   // The copy of A^T for MatMultTranspose(Add) on the explicit path (-mat_gpumats_transpose
-  // explicit, or auto with MAT_FORM_EXPLICIT_TRANSPOSE, which GAMG sets on the prolongators it
-  // repartitions), in the same format and parameters: built at the first product with A^T after a
+  // explicit), in the same format and parameters: built at the first product with A^T after a
   // change (most matrices never get one), kept while the matrix keeps the (id, state) it was built
   // from, freed when the matrix changes or a product takes the implicit path. The host AIJ is not
   // involved.
@@ -112,15 +111,14 @@ PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out, bool transpose = false, Scal
 {
   SeqData   *d        = Seq(A);
   void      *stream   = nullptr;
-  const bool use_copy = transpose && UseExplicitTranspose(d->transpose, A->form_explicit_transpose);
+  const bool use_copy = transpose && UseExplicitTranspose(d->transpose);
   VecArray   xa, ia, oa;
 
   PetscFunctionBegin;
   if (use_copy) PetscCall(EnsureTransposeCurrent(A));
   else {
     PetscCall(EnsureCurrent(A));
-    // the implicit path holds no transposed copy (one may remain from before the mode or
-    // MAT_FORM_EXPLICIT_TRANSPOSE changed)
+    // the implicit path holds no transposed copy (one may remain from before the mode changed)
     if (transpose) d->transposed = BlockCopy{};
   }
   FormatOperator &op = use_copy ? *d->transposed.op : *d->op;
@@ -257,7 +255,7 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
   {
     const BlockCopy &t  = d->transposed;
     const Footprint  fp = t.held() ? t.op->total_footprint() : Footprint{};
-    PetscCall(ViewTranspose(viewer, d->transpose, A->form_explicit_transpose, t.held() ? 1 : 0, fp.stored, double(fp.total_bytes())));
+    PetscCall(ViewTranspose(viewer, d->transpose, t.held() ? 1 : 0, fp.stored, double(fp.total_bytes())));
   }
   PetscCall(ViewUpdates(viewer, d->values_update, d->updates, double(d->op->slot_bytes())));
   PetscFunctionReturn(PETSC_SUCCESS);

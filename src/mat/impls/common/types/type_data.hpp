@@ -345,8 +345,7 @@ inline bool OurDeviceMpi(Mat A) { return OurDeviceOf(A, "mpi"); }
 OpFn           MpiProductSetFromOptions();
 PetscErrorCode RegisterMpiProductEvents();
 // Brings an MPI matrix's format copies up to date now, and its transposed copies where its
-// transpose products take the explicit path (MAT_FORM_EXPLICIT_TRANSPOSE, which GAMG sets on its
-// prolongators): for the transfer of a Galerkin product, which the solve restricts with, so that
+// transpose products take the explicit path (-mat_gpumats_transpose explicit): for the transfer of a Galerkin product, which the solve restricts with, so that
 // the copies are built in the setup rather than at the first restriction inside the solve (mpi.cxx)
 PetscErrorCode MpiPrepareTranspose(Mat A);
 // Tells an MPI matrix of ours that it has new blocks on every rank (COO preallocation; collective)
