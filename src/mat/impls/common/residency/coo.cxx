@@ -63,8 +63,7 @@ PetscErrorCode MpiPreallocationCOO(Mat A, PetscCount n, PetscInt coo_i[], PetscI
     PetscCall(PetscObjectTypeCompare((PetscObject)block, MATSEQAIJ, &plain));
     if (!plain) PetscCall(MatConvert(block, MATSEQAIJ, MAT_INPLACE_MATRIX, &block));
   }
-  Data(A)->invalidate(); // new blocks: the format copies are rebuilt at the next use
-  PetscCall(MpiNewBlocks(A)); // and its ghost exchange, whatever A's nonzero state says
+  PetscCall(Data(A)->blocks_replaced(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

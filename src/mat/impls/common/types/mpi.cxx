@@ -74,6 +74,7 @@ struct MpiData final : TypeData {
     for (BlockCopy *c : copies()) *c = BlockCopy{};
     invalidate();
   }
+  PetscErrorCode blocks_replaced(Mat A) override;
 };
 
 MpiData *Mpi(Mat A) { return static_cast<MpiData *>(Data(A)); }
@@ -644,7 +645,15 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 PetscErrorCode MpiStandInOf(Mat A, Mat *S) { return Mpi(A)->standin.of(A, S); }
 #endif
 
-PetscErrorCode MpiNewBlocks(Mat A) { return NoteNewBlocks(A, true); }
+// the block copies and the ghost exchange are made anew at the next use, whatever A's nonzero
+// state says (NoteNewBlocks)
+PetscErrorCode MpiData::blocks_replaced(Mat A)
+{
+  PetscFunctionBegin;
+  invalidate();
+  PetscCall(NoteNewBlocks(A, true));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 PetscErrorCode MpiPrepareTranspose(Mat A)
 {

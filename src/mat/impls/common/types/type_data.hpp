@@ -94,6 +94,13 @@ struct TypeData {
   virtual void invalidate() { where.format_stale(); }
   // every format copy freed (GPU memory included): the next use converts anew (MatBindToCPU)
   virtual void release_copies() { invalidate(); }
+  // A's blocks were made anew on every rank (an MPI matrix's COO preallocation; collective): the
+  // format copies are rebuilt at the next use
+  virtual PetscErrorCode blocks_replaced(Mat A)
+  {
+    invalidate();
+    return PETSC_SUCCESS;
+  }
 
   template <class Fn, class... Args>
   PetscErrorCode call(OpIndex i, Args... args) const
@@ -348,8 +355,6 @@ PetscErrorCode RegisterMpiProductEvents();
 // transpose products take the explicit path (-mat_gpumats_transpose explicit): for the transfer of a Galerkin product, which the solve restricts with, so that
 // the copies are built in the setup rather than at the first restriction inside the solve (mpi.cxx)
 PetscErrorCode MpiPrepareTranspose(Mat A);
-// Tells an MPI matrix of ours that it has new blocks on every rank (COO preallocation; collective)
-PetscErrorCode MpiNewBlocks(Mat A);
 // Brings the format copy of one of our Seq matrices up to date now (seq.cxx): for a use the glue
 // foresees, such as an operand of a product on the GPU, whose shadow then serves the build.
 PetscErrorCode SeqEnsureCurrent(Mat A);
