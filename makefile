@@ -36,9 +36,10 @@ LIB := $(LIBDIR)/libpetscgpumats.so
 OBJDIR := $(BUILD)/obj
 BINDIR := $(BUILD)/bin
 
-# every folder of src/mat/impls but common is a format (register.cxx lists them for the library)
+# every folder of src/mat/impls but common is a format (common/types/registry.hpp lists them for
+# the library); the glue shared by all of them is common/<job>/*.cxx
 FORMATS := $(filter-out common,$(notdir $(wildcard src/mat/impls/*)))
-GLUE_SRC := $(wildcard src/mat/impls/common/*.cxx $(foreach f,$(FORMATS),src/mat/impls/$(f)/*.cxx))
+GLUE_SRC := $(wildcard src/mat/impls/common/*/*.cxx $(foreach f,$(FORMATS),src/mat/impls/$(f)/*.cxx))
 CUDA_SRC := $(wildcard src/mat/impls/common/cuda/*.cu $(foreach f,$(FORMATS),src/mat/impls/$(f)/*.cu))
 GLUE_OBJ := $(patsubst src/%.cxx,$(OBJDIR)/%.o,$(GLUE_SRC))
 CUDA_OBJ := $(if $(filter 1,$(GPUMATS_CUDA)),$(patsubst src/%.cu,$(OBJDIR)/%.o,$(CUDA_SRC)))

@@ -31,8 +31,8 @@
        own two paths, without and with MAT_FORM_EXPLICIT_TRANSPOSE (cuSPARSE's transposed SpMV;
        a transposed CSR built by cuSPARSE); for cusparse-csr-alg1 cusparseSpMV with
        CUSPARSE_OPERATION_TRANSPOSE (in the "impl" column). Checked against MatMultTranspose of A
-       on the host. These decide -mat_gpumats_transpose auto's default (src/mat/impls/common/glue.hpp,
-       kAutoWithoutHint).
+       on the host. These decide what -mat_gpumats_transpose auto does (src/mat/impls/common/operator/format_operator.hpp,
+       TransposeMode).
 
    Matrices (-matrix; -n as noted; values are hash-based, so deterministic and the same on every
    machine; off-diagonal entries are nonzero and every row is strictly diagonally dominant,

@@ -406,7 +406,7 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
     PetscCall(CheckTransposeMode(Aaij, type, mname, "explicit", PETSC_FALSE, EXPECT_EXPLICIT, xt, yint, yt_ref, zt_ref, magt, magzt));
     PetscCall(CheckTransposeMode(Aaij, type, mname, "implicit", PETSC_FALSE, EXPECT_IMPLICIT, xt, yint, yt_ref, zt_ref, magt, magzt));
     /* auto with and without MAT_FORM_EXPLICIT_TRANSPOSE (GAMG sets it on its prolongators): the
-       defaults chosen by measurement (glue.hpp), whichever they are, on the path each reports */
+       defaults chosen by measurement (format_operator.hpp), whichever they are, on the path each reports */
     PetscCall(CheckTransposeMode(Aaij, type, mname, "auto", PETSC_TRUE, EXPECT_REPORTED, xt, yint, yt_ref, zt_ref, magt, magzt));
     PetscCall(CheckTransposeMode(Aaij, type, mname, "auto", PETSC_FALSE, EXPECT_REPORTED, xt, yint, yt_ref, zt_ref, magt, magzt));
   } else { /* a type of PETSc's, compared with the reference as it comes */

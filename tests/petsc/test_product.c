@@ -67,7 +67,7 @@ static PetscErrorCode FillScaling(Vec v, PetscInt shift)
 /* GAMG's prolongator smoothing on a product's result, C = A P, then D^-1 C and C = alpha C + P
    (MatAYPX with SUBSET_NONZERO_PATTERN: MatScale, then MatAXPY), then a column scaling and
    MatAXPY with SAME_NONZERO_PATTERN: for *cuda types on one rank C's values are on the GPU only
-   and these change them there (ondevice.cxx); the results must equal AIJ's after each step */
+   and these change them there (device_values.cxx); the results must equal AIJ's after each step */
 static PetscErrorCode Smoothing(Mat A, Mat P, Mat At, Mat Pt, const char *type)
 {
   Mat          R, C, R2, C2;

@@ -2,7 +2,7 @@
 // the matrix block size, when it has one) and plain cuSPARSE CSR, by the execution-time model of
 // model.hpp, optionally confirmed by timing the two best candidates (-mat_autocuda_trial). It says
 // what it picked and why in -mat_view ::ascii_info.
-#include "../common/glue.hpp"
+#include "../common/operator/format_operator.hpp"
 #if GPUMATS_HAVE_CUDA
   #include "device.hpp"
 #endif

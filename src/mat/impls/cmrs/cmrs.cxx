@@ -1,5 +1,5 @@
 // CMRS in the PETSc glue: options, defaults and the bridge to the core and the CUDA layer.
-#include "../common/operator.hpp"
+#include "../common/operator/make_operator.hpp"
 #include "host.hpp"
 #include "tuning.hpp"
 

@@ -1,5 +1,5 @@
 // SELL-P in the PETSc glue: options, defaults and the bridge to the core and the CUDA layer.
-#include "../common/operator.hpp"
+#include "../common/operator/make_operator.hpp"
 #include "host.hpp"
 #if GPUMATS_HAVE_CUDA
   #include "device.hpp"
@@ -143,7 +143,7 @@ struct SellpTraits {
   static void      spmv_transpose(const Matrix &M, const Scalar *x, const Epilogue<Scalar> &ep) { sellp::spmv_transpose(M, x, ep); }
   static Footprint footprint(const Matrix &M) { return sellp::footprint(M); }
 #if GPUMATS_HAVE_CUDA
-  // the conversion stays on the GPU; a dictionary's codes are encoded there too (operator.hpp,
+  // the conversion stays on the GPU; a dictionary's codes are encoded there too (make_operator.hpp,
   // from value_table and encode_device)
   static std::unique_ptr<cuda::Operator<Scalar>> build_device(const BlockSource &A, const Params &p) { return sellp::build_on_device(*A.device, p.core, A.log); }
   // the dictionary of a GPU build or values-only update: the block's distinct values (the padding

@@ -1,5 +1,5 @@
 // Page-locking of host memory that another library copies to the GPU. PETSc's aijcusparse uploads
-// the CSR of the shadows that products and factorizations run on (cusparse.cxx) with cudaMemcpy from
+// the CSR of the shadows that products and factorizations run on (cusparse_bridge.cxx) with cudaMemcpy from
 // the pageable host arrays, several times slower than from page-locked memory; registering a large
 // array for the copy and unregistering it costs less than the difference (figures:
 // docs/results/ex56-gamg-setup-h200-2026-11-24.txt). Names no CUDA type, like device.hpp.

@@ -7,13 +7,13 @@
 //
 // Seq (seqaij<format>cuda), values on the device:
 //   - MatSetPreallocationCOO runs SeqAIJ's (A's pattern and its host COO maps, so host values
-//     keep working) and makes A's aijcusparse shadow (cusparse.cxx) anew on A's own host arrays,
+//     keep working) and makes A's aijcusparse shadow (cusparse_bridge.cxx) anew on A's own host arrays,
 //     with A's host COO maps and a device copy of them, as aijcusparse's preallocation leaves its
 //     matrix (PETSc 3.25 on; before, the shadow gets a COO preallocation of its own, which sorts
 //     the triplets a second time).
 //   - MatSetValuesCOO(device v) hands v to the shadow's MatSetValuesCOO (PETSc's device scatter;
 //     for ADD_VALUES the shadow first gets A's current values), then marks A's host values stale
-//     (TypeData::host_stale): the shadow is now the authoritative copy of A's values.
+//     (Residency::values_written_in_shadow): the shadow is now the authoritative copy of A's values.
 //   - The format copy is refilled from the shadow's device values (UpdateValuesFromDevice, the
 //     values-only path with the slot maps on the GPU) in Build (seq.cxx), without a host round
 //     trip (a copy with a value dictionary is encoded anew there, or keeps the new values plain
@@ -35,12 +35,12 @@
 //
 // The Mat_SeqAIJ hooks need PETSc's private header src/mat/impls/aij/seq/aij.h, found where PETSc
 // is used from its source tree (PETSC_DIR/PETSC_ARCH), as the GPU builds are.
-#include "kinds.hpp"
+#include "../types/seq_mpi.hpp"
 
 #if PetscDefined(HAVE_CUDA)
   #include <petscdevice.h>                   // PetscGetMemType
   #include <../src/mat/impls/aij/seq/aij.h> // Mat_SeqAIJ and its ops hooks
-  #include "cuda/device.hpp"
+  #include "../cuda/device.hpp"
 #endif
 
 namespace gpumats {
@@ -63,8 +63,7 @@ PetscErrorCode MpiPreallocationCOO(Mat A, PetscCount n, PetscInt coo_i[], PetscI
     PetscCall(PetscObjectTypeCompare((PetscObject)block, MATSEQAIJ, &plain));
     if (!plain) PetscCall(MatConvert(block, MATSEQAIJ, MAT_INPLACE_MATRIX, &block));
   }
-  Data(A)->invalidate(); // new blocks: the format copies are rebuilt at the next use
-  PetscCall(MpiNewBlocks(A)); // and its ghost exchange, whatever A's nonzero state says
+  PetscCall(Data(A)->blocks_replaced(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -96,7 +95,7 @@ PetscErrorCode GetArrayRead(Mat A, const PetscScalar **v)
 PetscErrorCode GetArrayWrite(Mat A, PetscScalar **v)
 {
   PetscFunctionBegin;
-  if (Data(A)) Data(A)->host_stale = false;
+  if (Data(A)) Data(A)->where.host_written();
   *v = ((Mat_SeqAIJ *)A->data)->a;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -196,14 +195,14 @@ PetscErrorCode CooShadow(Mat A, Mat *S)
 PetscErrorCode SeqPreallocationCOO(Mat A, PetscCount n, PetscInt coo_i[], PetscInt coo_j[])
 {
   TypeData *d = Data(A);
+  Mat       S;
 
   PetscFunctionBegin;
-  d->host_stale = false; // a new pattern: no values anywhere yet
-  d->drop_shadow();
+  d->where.drop_shadow(); // a new pattern: no values anywhere yet
 #if PETSC_VERSION_GE(3, 25, 0)
   PetscCall(reinterpret_cast<PreallocFn>(d->coo_saved[0])(A, n, coo_i, coo_j));
-  PetscCall(CooShadow(A, &d->shadow));
-  d->shadow_shares = true;
+  PetscCall(CooShadow(A, &S));
+  d->where.adopt_coo_shadow(S, true);
 #else
   {
     PetscInt *i, *j; // PETSc may change the arrays it is given: the shadow gets the caller's triplets
@@ -211,19 +210,16 @@ PetscErrorCode SeqPreallocationCOO(Mat A, PetscCount n, PetscInt coo_i[], PetscI
     PetscCall(PetscArraycpy(i, coo_i, n));
     PetscCall(PetscArraycpy(j, coo_j, n));
     PetscCall(reinterpret_cast<PreallocFn>(d->coo_saved[0])(A, n, coo_i, coo_j));
-    PetscCall(MatCreate(PETSC_COMM_SELF, &d->shadow));
-    PetscCall(MatSetSizes(d->shadow, A->rmap->n, A->cmap->n, A->rmap->n, A->cmap->n));
-    PetscCall(MatSetBlockSizesFromMats(d->shadow, A, A));
-    PetscCall(MatSetType(d->shadow, MATSEQAIJCUSPARSE));
-    PetscCall(MatSetPreallocationCOO(d->shadow, n, i, j));
+    PetscCall(MatCreate(PETSC_COMM_SELF, &S));
+    PetscCall(MatSetSizes(S, A->rmap->n, A->cmap->n, A->rmap->n, A->cmap->n));
+    PetscCall(MatSetBlockSizesFromMats(S, A, A));
+    PetscCall(MatSetType(S, MATSEQAIJCUSPARSE));
+    PetscCall(MatSetPreallocationCOO(S, n, i, j));
     PetscCall(PetscFree2(i, j));
+    d->where.adopt_coo_shadow(S, false);
   }
 #endif
-  d->ncoo       = n;
-  d->shadow_coo = true;
-  // MatSetPreallocationCOO raises A's nonzero state after this returns: the shadow takes it at its
-  // next use (ShadowOf, SeqSetValuesCOO)
-  d->coo_pending = true;
+  d->ncoo = n;
   SetArrayHooks(A, true); // (again: SeqAIJ's preallocation keeps A->data, but cheap to be sure)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -241,7 +237,7 @@ PetscErrorCode SeqSetValuesCOO(Mat A, const PetscScalar v[], InsertMode mode)
     PetscCall(reinterpret_cast<SetValuesFn>(d->coo_saved[1])(A, v, mode));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (!d->shadow_coo) { // the COO maps are SeqAIJ's only (preallocated before A was of our type): through the host
+  if (!d->where.coo_in_shadow()) { // the COO maps are SeqAIJ's only (preallocated before A was of our type): through the host
     std::vector<PetscScalar> h(std::size_t(d->ncoo > 0 ? d->ncoo : 0));
     PetscCheck(d->ncoo >= 0, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatSetValuesCOO with device values on a %s: call MatSetPreallocationCOO on it first",
                ((PetscObject)A)->type_name);
@@ -253,7 +249,7 @@ PetscErrorCode SeqSetValuesCOO(Mat A, const PetscScalar v[], InsertMode mode)
   // the shadow with A's current values (uploaded unless it holds them), then PETSc's device scatter
   PetscCall(ShadowOf(A, &S));
   PetscCall(MatSetValuesCOO(S, v, mode));
-  d->host_stale = true; // the shadow's values are A's now; Build (seq.cxx) refills the copy from them
+  d->where.values_written_in_shadow(); // Build (seq.cxx) refills the copy from them
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -279,31 +275,6 @@ PetscErrorCode MpiSetValuesCOO(Mat A, const PetscScalar v[], InsertMode mode)
 }
 
 } // namespace
-
-PetscErrorCode SyncHostValues(Mat A)
-{
-  TypeData          *d = Data(A);
-  const PetscScalar *sv;
-
-  PetscFunctionBegin;
-  if (!d || !d->host_stale) PetscFunctionReturn(PETSC_SUCCESS);
-  Mat_SeqAIJ    *aij = (Mat_SeqAIJ *)A->data;
-  const PetscInt nz  = A->rmap->n ? aij->i[A->rmap->n] : 0;
-  d->host_stale      = false; // first: the reads below must not come back here
-  // aijcusparse downloads its device values (and counts the copy in -log_view's GpuToCpu), into
-  // A's own array where the shadow shares it
-  PetscCall(MatSeqAIJGetArrayRead(d->shadow, &sv));
-  if (sv != aij->a) PetscCall(PetscArraycpy(aij->a, sv, nz));
-  PetscCall(MatSeqAIJRestoreArrayRead(d->shadow, &sv));
-  // no state change: A's values are the ones it had, now on both sides, so the shadow is current
-  // for A's present state (ShadowOf uploads nothing until A changes)
-  PetscCall(PetscObjectStateGet((PetscObject)A, &d->shadow_state));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-#else // without a CUDA PETSc there are no device values
-
-PetscErrorCode SyncHostValues(Mat) { return PETSC_SUCCESS; }
 
 #endif
 

@@ -17,7 +17,7 @@
 // suite runs this code too.
 #pragma once
 
-#include "glue.hpp"
+#include "../operator/format_operator.hpp"
 
 #include <string>
 #include <vector>

@@ -1,15 +1,12 @@
-// Type installation and conversion plumbing shared by the Seq and MPI types (typeops.hpp).
-#include "kinds.hpp"
+// Type installation and conversion plumbing shared by the Seq and MPI types (type_data.hpp).
+#include "seq_mpi.hpp"
 
-#include <petscdm.h>
 #include <tuple>
 #include <utility>
-#include <petsc/private/dmimpl.h>
 
 namespace gpumats {
 
-PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOperator &proto, bool device, PetscInt block_size, bool diagonal, bool transposed,
-                                 ValuesUpdate values, UpdateCounts *counts)
+PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOperator &proto, const BlockBuild &how)
 {
   PetscObjectId    bid;
   PetscObjectState bstate;
@@ -20,8 +17,6 @@ PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOpe
   if (op && bid == id && bstate == state) PetscFunctionReturn(PETSC_SUCCESS);
   if (!op) op = proto.clone_parameters();
   id = -1;
-  BlockBuild how;
-  how.device = device, how.block_size = block_size, how.diagonal = diagonal, how.transposed = transposed, how.values = values, how.counts = counts;
   PetscCall(BuildFromSeqAIJ(block, f, *op, how));
   id = bid, state = bstate;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -37,29 +32,6 @@ PetscErrorCode BlockCopy::release_if_stale(Mat block)
   PetscCall(PetscObjectGetId((PetscObject)block, &bid));
   PetscCall(PetscObjectStateGet((PetscObject)block, &bstate));
   if (bid != id || bstate != state) *this = BlockCopy{};
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode TypeData::is_current(Mat A, PetscBool *current)
-{
-  PetscObjectId    aid;
-  PetscObjectState ast;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectGetId((PetscObject)A, &aid));
-  PetscCall(PetscObjectStateGet((PetscObject)A, &ast));
-  *current = (valid && aid == id && (ast == state || (from_assembly && ast == state + 1))) ? PETSC_TRUE : PETSC_FALSE;
-  if (*current) state = ast, from_assembly = false;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode TypeData::mark_current(Mat A, bool in_assembly)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscObjectGetId((PetscObject)A, &id));
-  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  valid         = true;
-  from_assembly = in_assembly;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -114,7 +86,7 @@ PetscErrorCode StructureOnly(Mat A, bool *only)
 
 PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscBool *build)
 {
-  PetscBool   zero = Data(A)->host_stale ? PETSC_FALSE : PETSC_TRUE;
+  PetscBool   zero = Data(A)->where.host_stale() ? PETSC_FALSE : PETSC_TRUE;
   PetscMPIInt size;
 
   PetscFunctionBegin;
@@ -458,101 +430,6 @@ PetscErrorCode UninstallType(Mat A, const char *prefix, const char *base, bool d
   delete d;
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
   PetscCall(MatSetVecType(A, VECSTANDARD));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-namespace {
-
-using InterpolationFn = PetscErrorCode (*)(DM, DM, Mat *, Vec *);
-constexpr char kOriginalInterpolation[] = "GpuMatsCreateInterpolation";
-
-// The DM's own interpolation, kept on the DM (KeepFunction: a DM is destroyed without telling us)
-PetscErrorCode KeepOriginal(DM dm, InterpolationFn fn) { return KeepFunction((PetscObject)dm, kOriginalInterpolation, fn); }
-PetscErrorCode KeptOriginal(DM dm, InterpolationFn *fn) { return KeptFunction((PetscObject)dm, kOriginalInterpolation, fn); }
-
-// DMDA builds the interpolation of a DM with several dof per node as a MAIJ around a scalar AIJ
-// (dainterp.c), and MAIJ multiplies on the host: PCMG's restriction and interpolation then copy
-// vectors between host and GPU at every level of every cycle (snes ex19, 4 dof: 660 copies in
-// KSPSolve against aijcusparse's 44, docs/results/solverbench-h200-large-2026-11-23.md). PETSc
-// expands the MAIJ into an AIJ for aijcusparse (MatCreateMAIJ); this does the same for our types:
-// the DM's interpolation is wrapped so that a MAIJ result becomes the expanded AIJ, in the DM's type.
-PetscErrorCode CreateInterpolationInType(DM dmc, DM dmf, Mat *P, Vec *scale)
-{
-  InterpolationFn original = nullptr;
-  MatType         dmtype;
-  PetscBool       maij;
-
-  PetscFunctionBegin;
-  PetscCall(KeptOriginal(dmc, &original));
-  PetscCheck(original, PetscObjectComm((PetscObject)dmc), PETSC_ERR_PLIB, "DM interpolation wrapper without the DM's own interpolation");
-  PetscCall(original(dmc, dmf, P, scale));
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)*P, &maij, MATSEQMAIJ, MATMPIMAIJ, ""));
-  PetscCall(DMGetMatType(dmc, &dmtype));
-  bool device;
-  // (the wrapper follows the DM's coarsened and refined copies, which an application may give
-  // another matrix type: snes ex48 sets its refined levels to SBAIJ, whose MAIJ stays as with aij)
-  if (!maij || !dmtype || !find_type(dmtype, &device)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscBool seq;
-  PetscCall(PetscObjectTypeCompare((PetscObject)*P, MATSEQMAIJ, &seq));
-  // A level below -dm_bind_below has its interpolation bound to the CPU by DMCreateInterpolationScale
-  // (the MAIJ, before this expansion, which makes a new matrix): the expanded one is bound in its place
-  PetscBool propagates, bound;
-  PetscInt  rbs, cbs;
-  PetscCall(MatGetBindingPropagates(*P, &propagates));
-  PetscCall(MatBoundToCPU(*P, &bound));
-  PetscCall(MatGetBlockSizes(*P, &rbs, &cbs));
-  PetscCall(PetscInfo(*P, "MAIJ interpolation expanded into %s\n", dmtype));
-  PetscCall(MatConvert(*P, seq ? MATSEQAIJ : MATMPIAIJ, MAT_INPLACE_MATRIX, P));
-  PetscCall(MatConvert(*P, dmtype, MAT_INPLACE_MATRIX, P));
-  // the MAIJ's block sizes (its dof), which MatConvert_MPIMAIJ_MPIAIJ drops: Galerkin coarse
-  // operators (MatPtAP) take theirs from P's (snes ex40f90: bs 2 on every level with aij)
-  PetscCall(MatSetBlockSizes(*P, rbs, cbs));
-  if (propagates) {
-    PetscCall(MatSetBindingPropagates(*P, PETSC_TRUE));
-    PetscCall(MatBindToCPU(*P, bound));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode WrapInterpolation(DM dm);
-
-// DMCoarsen and DMRefine give the new DM the matrix type but their own fresh operations: the
-// wrapper (and these hooks) follow the hierarchy PCMG builds.
-PetscErrorCode WrapNewLevel(DM, DM level, void *) { return WrapInterpolation(level); }
-
-PetscErrorCode WrapInterpolation(DM dm)
-{
-  InterpolationFn original = nullptr;
-
-  PetscFunctionBegin;
-  if (!dm->ops->createinterpolation || dm->ops->createinterpolation == CreateInterpolationInType) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(KeptOriginal(dm, &original));
-  if (!original) PetscCall(KeepOriginal(dm, dm->ops->createinterpolation));
-  dm->ops->createinterpolation = CreateInterpolationInType;
-  PetscCall(DMCoarsenHookAdd(dm, WrapNewLevel, nullptr, nullptr));
-  PetscCall(DMRefineHookAdd(dm, WrapNewLevel, nullptr, nullptr));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-} // namespace
-
-PetscErrorCode AdoptDM(Mat A)
-{
-  TypeData   *d = Data(A);
-  DM          dm;
-  MatType     dmtype;
-  PetscMPIInt size;
-
-  PetscFunctionBegin;
-  PetscCall(MatGetDM(A, &dm));
-  if (!dm) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(DMGetMatType(dm, &dmtype));
-  if (!dmtype || root_name(*d->info, d->device) != dmtype) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
-  const std::string concrete = concrete_name(*d->info, size > 1 ? "mpi" : "seq", d->device);
-  PetscCall(PetscInfo(A, "DM matrix type %s becomes %s, so that DMDA interpolation is built in it\n", dmtype, concrete.c_str()));
-  PetscCall(DMSetMatType(dm, concrete.c_str()));
-  PetscCall(WrapInterpolation(dm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

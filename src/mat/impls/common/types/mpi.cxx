@@ -20,8 +20,8 @@
 // timed product, so the products' events then carry their kernels' time; the diagonal product is
 // timed so only with -mat_gpumats_overlap 0, since its timer would make the exchange wait for it.
 #include "exchange.hpp"
-#include "kinds.hpp"
-#include "events.hpp"
+#include "seq_mpi.hpp"
+#include "../runtime/events.hpp"
 
 #include <array>
 #include <petscviewer.h>
@@ -59,14 +59,14 @@ struct MpiData final : TypeData {
   PetscObjectState                halo_nz = -1; // nonzero state of A the exchange was set up for
 #if PetscDefined(HAVE_CUDA)
   BlockShadow                     diag_shadow; // the diagonal block as block Jacobi's sub-solver sees it
-  MpiStandIn                      standin;     // the matrix as the GPU products see it (mpiproduct.cxx)
+  MpiStandIn                      standin;     // the matrix as the GPU products see it (mpi_products.cxx)
 #endif
 
   std::array<BlockCopy *, 4> copies() { return {&diag, &offd, &diag_t, &offd_t}; }
 
   void invalidate() override
   {
-    valid = false;
+    where.format_stale();
     for (BlockCopy *c : copies()) c->forget(); // the blocks' own states do not move either
   }
   void release_copies() override
@@ -74,6 +74,7 @@ struct MpiData final : TypeData {
     for (BlockCopy *c : copies()) *c = BlockCopy{};
     invalidate();
   }
+  PetscErrorCode blocks_replaced(Mat A) override;
 };
 
 MpiData *Mpi(Mat A) { return static_cast<MpiData *>(Data(A)); }
@@ -86,8 +87,10 @@ PetscErrorCode UpdateBlock(Mat A, Mat block, BlockCopy &copy, bool diagonal, boo
 
   PetscFunctionBegin;
   PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(copy.update(block, *d->info, *d->proto, d->device, bs, diagonal, transposed, transposed ? ValuesUpdate::kRebuild : d->values_update,
-                        transposed ? nullptr : &d->updates));
+  BlockBuild how;
+  how.device = d->device, how.block_size = bs, how.diagonal = diagonal, how.transposed = transposed;
+  how.values = transposed ? ValuesUpdate::kRebuild : d->values_update, how.counts = transposed ? nullptr : &d->updates;
+  PetscCall(copy.update(block, *d->info, *d->proto, how));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -164,7 +167,7 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   const PetscInt *garray;
 
   PetscFunctionBegin;
-  d->valid = false;
+  d->where.format_stale();
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
   PetscCall(UpdateScatter(A, Ao, garray));
   PetscCall(UpdateExchange(A, Ao, garray));
@@ -173,7 +176,7 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   // transposed copies of blocks that changed would only be rebuilt at the next product with A^T
   PetscCall(d->diag_t.release_if_stale(Ad));
   PetscCall(d->offd_t.release_if_stale(Ao));
-  PetscCall(d->mark_current(A, in_assembly));
+  PetscCall(d->where.format_built(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -182,7 +185,7 @@ PetscErrorCode EnsureCurrent(Mat A)
   PetscBool current;
 
   PetscFunctionBegin;
-  PetscCall(Mpi(A)->is_current(A, &current));
+  PetscCall(Mpi(A)->where.format_current(A, &current));
   if (!current) PetscCall(Build(A, false));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -259,10 +262,6 @@ PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out, Scalar alpha = 1)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// Whether A's products with A^T take the explicit path. MPIAIJ hands MAT_FORM_EXPLICIT_TRANSPOSE to
-// its blocks (and PETSc 3.18 records it there only), so the diagonal block's flag counts too.
-bool ExplicitTranspose(Mat A, Mat Ad) { return UseExplicitTranspose(Mpi(A)->transpose, A->form_explicit_transpose || Ad->form_explicit_transpose); }
-
 // out = A^T x + (in ? in : 0): each rank multiplies its rows' transposes, A_d^T x into out and
 // A_o^T x into the ghost vector (the contributions to other ranks' entries), which the ghost
 // scatter then adds into their owners' out in reverse. Each block's product with its transpose
@@ -277,7 +276,7 @@ PetscErrorCode UpdateTransposed(Mat A, bool *use_copy)
 
   PetscFunctionBegin;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-  *use_copy = ExplicitTranspose(A, Ad);
+  *use_copy = UseExplicitTranspose(d->transpose);
   if (*use_copy) {
     PetscCall(UpdateBlock(A, Ad, d->diag_t, true, true));
     PetscCall(UpdateBlock(A, Ao, d->offd_t, false, true));
@@ -380,7 +379,7 @@ PetscErrorCode AssemblyEnd(Mat A, MatAssemblyType mode)
     }
     if (now) PetscCall(Build(A, true));
     else { // at the first use (-mat_gpumats_build_at use, or values all zero); stale transposed copies go now
-      Mpi(A)->valid = false;
+      Mpi(A)->where.format_stale();
       PetscCall(Mpi(A)->diag_t.release_if_stale(Ad));
       PetscCall(Mpi(A)->offd_t.release_if_stale(Ao));
     }
@@ -492,7 +491,7 @@ PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
   Mpi(*B)->overlap   = Mpi(A)->overlap;
   if (Mpi(*B)->exchange != Mpi(A)->exchange) { // B was set up for the options' exchange, not A's
     Mpi(*B)->exchange = Mpi(A)->exchange;
-    Mpi(*B)->valid    = false;
+    Mpi(*B)->where.format_stale();
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -576,7 +575,7 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
       }
     PetscCallMPI(MPI_Allreduce(local, global, 3, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
     PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-    PetscCall(ViewTranspose(viewer, d->transpose, A->form_explicit_transpose || Ad->form_explicit_transpose, global[0], global[1], double(global[2])));
+    PetscCall(ViewTranspose(viewer, d->transpose, global[0], global[1], double(global[2])));
   }
   { // the updates of the block copies on all ranks
     PetscInt64 local[3] = {d->updates.conversions, d->updates.values_only, PetscInt64(d->diag.op->slot_bytes() + d->offd.op->slot_bytes())}, global[3];
@@ -631,7 +630,7 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
   d->overlap = overlap;
   if (e != d->exchange) { // the exchange is set up again at the next use
     d->exchange = e;
-    d->valid    = false;
+    d->where.format_stale();
   }
   if (changed) { // new parameters: every block copy is rebuilt before the next use
     for (BlockCopy *c : d->copies()) *c = BlockCopy{};
@@ -646,7 +645,15 @@ PetscErrorCode SetFromOptions(Mat A, OptionItems PetscOptionsObject)
 PetscErrorCode MpiStandInOf(Mat A, Mat *S) { return Mpi(A)->standin.of(A, S); }
 #endif
 
-PetscErrorCode MpiNewBlocks(Mat A) { return NoteNewBlocks(A, true); }
+// the block copies and the ghost exchange are made anew at the next use, whatever A's nonzero
+// state says (NoteNewBlocks)
+PetscErrorCode MpiData::blocks_replaced(Mat A)
+{
+  PetscFunctionBegin;
+  invalidate();
+  PetscCall(NoteNewBlocks(A, true));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 PetscErrorCode MpiPrepareTranspose(Mat A)
 {
@@ -666,7 +673,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
 #else
   const OpFn sub_matrices = nullptr, diagonal_block = nullptr;
 #endif
-  // products: on the GPU through mpiaijcusparse's back-end (mpiproduct.cxx), MPIAIJ's for the host types
+  // products: on the GPU through mpiaijcusparse's back-end (mpi_products.cxx), MPIAIJ's for the host types
   const OpFn products = device ? MpiProductSetFromOptions() : nullptr;
   const OpFn ours[kNumOps] = {(OpFn)Mult,           (OpFn)MultAdd, (OpFn)MultTranspose, (OpFn)MultTransposeAdd,
                               (OpFn)AssemblyEnd,    (OpFn)Destroy, (OpFn)Duplicate,     (OpFn)View,

@@ -26,7 +26,7 @@
 // block must be sampled.
 #pragma once
 
-#include "glue.hpp"
+#include "format_operator.hpp"
 
 #include <functional>
 #include <type_traits>

@@ -1,6 +1,6 @@
-// The format operator (operator.hpp): a format copy of a block with its row order, row map,
+// The format operator (format_operator.hpp): a format copy of a block with its row order, row map,
 // long-row tail and value slots; its build, its value updates and its products.
-#include "glue.hpp"
+#include "format_operator.hpp"
 
 #include <algorithm>
 #include <cctype>

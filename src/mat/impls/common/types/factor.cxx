@@ -11,7 +11,7 @@
 // Registering under our exact names would not do: with a solver type given, MatGetFactor takes the
 // first registered name that prefixes the matrix's, SeqAIJ's; without one, the first exact name in
 // registration order, where PETSc's own solver comes before cuSPARSE, the GPU types' default.
-#include "typeops.hpp"
+#include "type_data.hpp"
 
 namespace gpumats {
 

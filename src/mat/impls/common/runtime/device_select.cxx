@@ -1,6 +1,6 @@
 // Which GPU each rank uses (PETSc's choice with a CUDA PETSc, else the node-local rank modulo
 // the GPUs), its description for -mat_view, and the stream of PETSc's current device context.
-#include "glue.hpp"
+#include "../operator/format_operator.hpp"
 
 #if PetscDefined(HAVE_CUDA)
   #include <petscdevice.h>

@@ -4,7 +4,9 @@
 // every object so that MatConvert finds them.
 #pragma once
 
-#include "glue.hpp"
+#include "../operator/format_operator.hpp"
+#include "../residency/residency.hpp"
+#include "../residency/shadow.hpp"
 
 #include <string>
 #include <vector>
@@ -52,10 +54,9 @@ struct BlockCopy {
   PetscObjectId                   id    = -1;
   PetscObjectState                state = -1;
 
-  // brings op up to date with `block` unless it is current (BuildFromSeqAIJ: its values only
-  // where its pattern allows, values and counts as there); a new op takes proto's parameters
-  PetscErrorCode update(Mat block, const FormatInfo &f, const FormatOperator &proto, bool device, PetscInt block_size, bool diagonal, bool transposed,
-                        ValuesUpdate values, UpdateCounts *counts);
+  // brings op up to date with `block` unless it is current (BuildFromSeqAIJ with `how`: its values
+  // only where its pattern allows); a new op takes proto's parameters
+  PetscErrorCode update(Mat block, const FormatInfo &f, const FormatOperator &proto, const BlockBuild &how);
   void           forget() { id = -1; } // after changes PETSc does not record in a state
   // frees op (and its GPU memory) unless it is current for `block`: a transposed copy, once its
   // block has changed, is only rebuilt at the next product with A^T, which may never come
@@ -69,32 +70,16 @@ struct TypeData {
   bool              device = false;
   OpFn              saved[kNumOps]{};
   PetscErrorCode (*retrieve)(Mat) = nullptr; // AIJ's MatRetrieveValues, which changes values without a state change
-  OpFn             creategraph = nullptr; // AIJ's MatCreateGraph (typeops.cxx: GraphAsAIJ), whose signature varies with PETSc's version
-  // the format copy is current while the matrix keeps the (id, state) it was built from; a copy
-  // built inside MatAssemblyEnd sees the state go up by one when MatAssemblyEnd returns, which
-  // `from_assembly` tolerates once (as it does for a copy built inside MatConvert, which does the same)
-  PetscObjectId    id    = 0;
-  PetscObjectState state = 0;
-  bool             valid = false, from_assembly = false;
+  OpFn             creategraph = nullptr; // AIJ's MatCreateGraph (type_data.cxx: GraphAsAIJ), whose signature varies with PETSc's version
   Staging          stage;
   TransposeMode    transpose = TransposeMode::kAuto; // -mat_gpumats_transpose
   ValuesUpdate     values_update = ValuesUpdate::kAuto; // -mat_gpumats_values_update (kDefaultValuesUpdate at creation)
   BuildAt          build_at = kDefaultBuildAt;          // -mat_gpumats_build_at
   UpdateCounts     updates;                             // of the format copies, for MatGpuMatsGetUpdateCounts and -mat_view
-  // the aijcusparse copy of a GPU Seq matrix that cuSPARSE products and factorizations work on
-  // (cusparse.cxx), made at first use and kept current with the matrix
-  Mat              shadow       = nullptr;
-  PetscObjectState shadow_state = -1, shadow_nz = -1;
-  // the shadow holds A's own host arrays (made by ShadowOf), rather than arrays of its own (a
-  // product's result, which keeps the product's aijcusparse matrix as its shadow; a COO shadow)
-  bool             shadow_shares = false;
-  // MatSetValuesCOO with device values (coo.cxx, GPU Seq types with a CUDA PETSc): the shadow was
-  // preallocated with A's COO triplets (shadow_coo; coo_pending until it takes A's nonzero state,
-  // which PETSc raises after the preallocation returns), and host_stale while A's newest values are
-  // the shadow's only (the host CSR values are brought up to date when read: SyncHostValues).
-  // coo_saved: SeqAIJ's/MPIAIJ's MatSetPreallocationCOO_C and MatSetValuesCOO_C; ncoo: the
-  // triplets of the last preallocation (-1: none through ours).
-  bool             shadow_coo = false, coo_pending = false, host_stale = false;
+  // which copies of A's values are current (host CSR, format copy, aijcusparse shadow, COO maps)
+  Residency        where;
+  // MatSetPreallocationCOO_C and MatSetValuesCOO_C of SeqAIJ/MPIAIJ (coo.cxx); ncoo: the triplets
+  // of the last preallocation (-1: none through ours)
   PetscCount       ncoo = -1;
   OpFn             coo_saved[2]{};
   // MatBindToCPU (bind.cxx): our own record, since A->boundtocpu is not one (PETSc without devices
@@ -103,21 +88,25 @@ struct TypeData {
   bool             bound = false;
   OpFn             unbound_ops[kNumOps]{};
 
-  virtual ~TypeData() { drop_shadow(); }
-  void drop_shadow();
+  virtual ~TypeData() = default;
   // every format copy stale: the next use brings them up to date, by their values only where the
   // pattern allows (after changes PETSc does not record in a state, such as MatRetrieveValues)
-  virtual void invalidate() { valid = false; }
+  virtual void invalidate() { where.format_stale(); }
   // every format copy freed (GPU memory included): the next use converts anew (MatBindToCPU)
   virtual void release_copies() { invalidate(); }
+  // A's blocks were made anew on every rank (an MPI matrix's COO preallocation; collective): the
+  // format copies are rebuilt at the next use
+  virtual PetscErrorCode blocks_replaced(Mat A)
+  {
+    invalidate();
+    return PETSC_SUCCESS;
+  }
 
   template <class Fn, class... Args>
   PetscErrorCode call(OpIndex i, Args... args) const
   {
     return reinterpret_cast<Fn>(saved[i])(args...);
   }
-  PetscErrorCode is_current(Mat A, PetscBool *current);
-  PetscErrorCode mark_current(Mat A, bool in_assembly);
 };
 
 inline TypeData *Data(Mat A) { return static_cast<TypeData *>(A->spptr); }
@@ -303,7 +292,7 @@ PetscErrorCode StructureOnly(Mat A, bool *only);
 // later matrices, its coarsened and refined copies and their interpolations are all of our type.
 PetscErrorCode AdoptDM(Mat A);
 
-// The cuSPARSE bridge (cusparse.cxx): registers MATSOLVERCUSPARSE for the GPU Seq types and the
+// The cuSPARSE bridge (cusparse_bridge.cxx): registers MATSOLVERCUSPARSE for the GPU Seq types and the
 // log events; the MatProductSetFromOptions of the GPU Seq types (null without a CUDA PETSc).
 PetscErrorCode RegisterCusparseBridge();
 OpFn           CusparseProductSetFromOptions();
@@ -321,50 +310,20 @@ PetscErrorCode GpuProductsWanted(Mat C, bool sparse, bool *wanted);
 PetscErrorCode InstallCOO(Mat A, bool mpi);
 PetscErrorCode UninstallCOO(Mat A, bool mpi, bool destroying = false); // (destroying: see UninstallType)
 // Brings the host CSR values of a Seq GPU matrix up to date where its newest values are on the GPU
-// only (after MatSetValuesCOO with device values); otherwise nothing.
+// only (Residency::make_host_current); otherwise nothing.
 PetscErrorCode SyncHostValues(Mat A);
 #if PetscDefined(HAVE_CUDA)
-// Whether A is one of our GPU Seq types, whose data is a TypeData (cusparse.cxx)
-bool        OurDeviceOf(Mat A, const char *prefix); // (cusparse.cxx)
+// Whether A is one of our GPU Seq types, whose data is a TypeData
 inline bool OurDeviceSeq(Mat A) { return OurDeviceOf(A, "seq"); }
-// The aijcusparse shadow of a GPU Seq matrix, current with its values (cusparse.cxx)
+// The aijcusparse shadow of a GPU Seq matrix, current with its values (Residency::shadow_for)
 PetscErrorCode ShadowOf(Mat A, Mat *S);
-// A new aijcusparse matrix on A's own host CSR (ia, ja from MatGetRowIJ, va A's values), which it
-// never owns or frees: the shadow as ShadowOf and COO preallocation (coo.cxx) make it
-PetscErrorCode SharedShadow(Mat A, const PetscInt *ia, const PetscInt *ja, const PetscScalar *va, Mat *S);
-// The same over a SeqAIJ (or SeqAIJ-derived) matrix's own CSR arrays and values
-PetscErrorCode ShadowOver(Mat A, Mat *S);
-// Where A (a GPU Seq matrix) has a shadow: its CSR on the GPU, current with A (made so as ShadowOf
-// does, aijcusparse uploading what changed), so that A's format copy is built from it without an
-// upload of its own; *have false where A has no shadow or cuSPARSE's indices are not PetscInt. The
-// arrays stay valid while the shadow and A do not change.
-PetscErrorCode ShadowDeviceCsr(Mat A, DeviceCsrIn *csr, PetscBool *have);
-// The diagonal block of an MPI GPU matrix as block Jacobi's sub-solver sees it: an aijcusparse
-// matrix over the plain SeqAIJ block's host CSR (SharedShadow), so that ILU/ICC/LU factor and
-// solve in cuSPARSE and the sub-vectors stay on the GPU, as with mpiaijcusparse. It is made anew
-// when the block's pattern moves (SeqAIJ reallocates its arrays then) and told its host values
-// are newer, for aijcusparse to upload again, when only the values move.
-class BlockShadow {
-public:
-  BlockShadow() = default;
-  BlockShadow(const BlockShadow &) = delete;
-  BlockShadow &operator=(const BlockShadow &) = delete;
-  ~BlockShadow() { release(); }
-  PetscErrorCode of(Mat block, Mat *S);
-  void           release();
-
-private:
-  Mat              shadow_ = nullptr;
-  PetscObjectId    id_     = -1;
-  PetscObjectState state_ = -1, nz_ = -1;
-};
 // Gives the Seq matrix C (type set, not yet preallocated) the CSR pattern of the aijcusparse
 // matrix `inner` (its host arrays, shared: inner is composed on C and lives as long as C) and
-// assembles it; C's values are left unset for the caller (cusparse.cxx)
+// assembles it; C's values are left unset for the caller (cusparse_bridge.cxx)
 PetscErrorCode SetPattern(Mat C, Mat inner);
 // Whether two SeqAIJ matrices (of any subtype) have the same CSR pattern, row offsets and columns
 bool SamePattern(Mat X, Mat Y);
-// An MPI GPU matrix as mpiaijcusparse's product back-end sees it (mpiproduct.cxx): an
+// An MPI GPU matrix as mpiaijcusparse's product back-end sees it (mpi_products.cxx): an
 // mpiaijcusparse matrix whose diagonal and off-diagonal blocks are aijcusparse matrices over the
 // MPI matrix's own block CSR (SharedShadow) with its column map. Made anew when the matrix's
 // nonzero pattern moves (collectively, as every rank sees the same nonzero state), and told its
@@ -387,18 +346,15 @@ PetscErrorCode MpiStandInOf(Mat A, Mat *S);
 // Whether A is one of our GPU MPI types
 inline bool OurDeviceMpi(Mat A) { return OurDeviceOf(A, "mpi"); }
 #endif
-// The MatProductSetFromOptions of the GPU MPI types (mpiproduct.cxx): AB, AtB and PtAP on the GPU
+// The MatProductSetFromOptions of the GPU MPI types (mpi_products.cxx): AB, AtB and PtAP on the GPU
 // through PETSc's mpiaijcusparse back-end, MPIAIJ's host products otherwise (null without a CUDA
 // PETSc recent enough)
 OpFn           MpiProductSetFromOptions();
 PetscErrorCode RegisterMpiProductEvents();
 // Brings an MPI matrix's format copies up to date now, and its transposed copies where its
-// transpose products take the explicit path (MAT_FORM_EXPLICIT_TRANSPOSE, which GAMG sets on its
-// prolongators): for the transfer of a Galerkin product, which the solve restricts with, so that
+// transpose products take the explicit path (-mat_gpumats_transpose explicit): for the transfer of a Galerkin product, which the solve restricts with, so that
 // the copies are built in the setup rather than at the first restriction inside the solve (mpi.cxx)
 PetscErrorCode MpiPrepareTranspose(Mat A);
-// Tells an MPI matrix of ours that it has new blocks on every rank (COO preallocation; collective)
-PetscErrorCode MpiNewBlocks(Mat A);
 // Brings the format copy of one of our Seq matrices up to date now (seq.cxx): for a use the glue
 // foresees, such as an operand of a product on the GPU, whose shadow then serves the build.
 PetscErrorCode SeqEnsureCurrent(Mat A);
@@ -427,7 +383,7 @@ PetscErrorCode MpiAXPY(Mat Y, PetscScalar a, Mat X, MatStructure str);
 // MatAXPYGetPreallocation_C of every type: B of Y's type preallocated for the union of X's and Y's
 // patterns, row by row (PETSc's MatAXPY of two different types with a new pattern)
 PetscErrorCode AXPYPreallocation(Mat Y, Mat X, Mat *B);
-// Values that live on the GPU (ondevice.cxx): MatScale and MatDiagonalScale of the GPU Seq types
+// Values that live on the GPU (device_values.cxx): MatScale and MatDiagonalScale of the GPU Seq types
 // (null without a CUDA PETSc), which change the shadow's values where A's newest values are its
 // only, and AIJ's otherwise; DeviceAXPY does MatAXPY (SUBSET or SAME) there when Y's values are on
 // the GPU only and X's CSR is on the GPU too, *done false where it did nothing (X's nonzeros not

@@ -1,5 +1,5 @@
 // Changes to the values of a GPU Seq matrix whose newest values are on the GPU only
-// (TypeData::host_stale): a product's result (cusparse.cxx) or a matrix filled by MatSetValuesCOO
+// (Residency::newest_in_shadow): a product's result (cusparse_bridge.cxx) or a matrix filled by MatSetValuesCOO
 // with device values (coo.cxx). MatScale, MatDiagonalScale and MatAXPY with X's nonzeros among Y's
 // change the values of its aijcusparse shadow where they are, instead of downloading them into the
 // host CSR (SeqAIJ's operations read through MatSeqAIJGetArray, which brings the host up to date),
@@ -10,11 +10,11 @@
 // Matrices whose host values are current keep AIJ's operations (their values are on the host; the
 // format copy follows at the next use, by its values only). The format copy of a matrix changed
 // here is refilled from the shadow's device values (seq.cxx, UpdateValuesFromDevice).
-#include "kinds.hpp"
+#include "../types/seq_mpi.hpp"
 
 #if PetscDefined(HAVE_CUDA)
   #include <petscdevice.h>
-  #include "cuda/csr.hpp"
+  #include "../cuda/csr.hpp"
 #endif
 
 namespace gpumats {
@@ -33,7 +33,7 @@ bool ValuesOnDevice(Mat A)
 {
   if (sizeof(PetscInt) != sizeof(int) || !OurDeviceSeq(A)) return false;
   const TypeData *d = Data(A);
-  return d && d->shadow && d->host_stale && !d->bound;
+  return d && d->where.newest_in_shadow() && !d->bound;
 }
 
 PetscLogDouble Nonzeros(Mat A)
@@ -81,7 +81,7 @@ PetscErrorCode Scale(Mat A, PetscScalar a)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(ShadowOf(A, &S));
-  PetscCall(MatScale(S, a)); // aijcusparse's, on the GPU; A stays host_stale
+  PetscCall(MatScale(S, a)); // aijcusparse's, on the GPU; the shadow keeps A's newest values
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -14,38 +14,28 @@
 // symbolic phase; the product's aijcusparse result becomes the result's shadow and holds its
 // values, which come down into the host CSR only when something reads them there (host_stale, as
 // after MatSetValuesCOO with device values; scaling and additions change them on the GPU,
-// ondevice.cxx); the format copy is built from that CSR on the GPU at its first use. Format copies
+// device_values.cxx); the format copy is built from that CSR on the GPU at its first use. Format copies
 // are built where they will be multiplied: a result at its first use, the operands of a Galerkin
 // product (PtAP, RARt: a multigrid's level operator and transfer) when the product is formed,
 // inside the setup.
-#include "kinds.hpp"
-#include "events.hpp"
+#include "seq_mpi.hpp"
+#include "../runtime/events.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 #if PetscDefined(HAVE_CUDA)
   #include <../src/mat/impls/aij/seq/aij.h> // Mat_SeqAIJ: a product's pattern is written into C's arrays directly
-  #if GPUMATS_HAVE_CUDA
-    #include "cuda/pin.hpp"
-  #endif
 PETSC_EXTERN PetscErrorCode MatGetFactor_seqaijcusparse_cusparse(Mat, MatFactorType, Mat *);
 #endif
 
 namespace gpumats {
 
-void TypeData::drop_shadow()
-{
-  if (shadow) (void)MatDestroy(&shadow);
-  shadow_state = shadow_nz = -1;
-  shadow_coo = coo_pending = host_stale = shadow_shares = false; // (host_stale: callers sync before dropping a shadow that holds the values)
-}
-
 #if PetscDefined(HAVE_CUDA)
 
 namespace {
 
-PetscLogEvent shadow_event = 0, product_event = 0, pattern_event = 0;
+PetscLogEvent product_event = 0, pattern_event = 0;
 
 } // namespace
 
@@ -88,199 +78,6 @@ PetscErrorCode GpuProductsWanted(Mat C, bool sparse, bool *wanted)
   PetscCall(PetscOptionsBool(p->api_user ? option : "-mat_product_algorithm_backend_cpu", "Use CPU code", title, usecpu, &usecpu, nullptr));
   PetscOptionsEnd();
   if (usecpu) *wanted = false;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-bool OurDeviceOf(Mat A, const char *prefix)
-{
-  bool        device = false;
-  const char *t      = ((PetscObject)A)->type_name;
-  return t && std::strncmp(t, prefix, std::strlen(prefix)) == 0 && find_type(t, &device) && device;
-}
-
-// The upload of a shadow's host CSR, made at once while its arrays are page-locked (cuda::HostPin)
-// rather than by aijcusparse at the shadow's first use from pageable memory: the fine operator of
-// ksp ex56 -ne 59 (50.8M nonzeros) took 0.07-0.10 s that way. A new shadow sends its pattern and
-// values, a refilled one its values; a small one is left to aijcusparse's own copy.
-static PetscErrorCode UploadPinned(Mat S, bool pattern)
-{
-  PetscFunctionBegin;
-#if GPUMATS_HAVE_CUDA
-  auto             *s  = static_cast<Mat_SeqAIJ *>(S->data);
-  const std::size_t nz = s->nz > 0 ? std::size_t(s->nz) : 0;
-  if (nz * sizeof(PetscScalar) < cuda::HostPin::kMinPinBytes) PetscFunctionReturn(PETSC_SUCCESS);
-  const cuda::HostPin values(s->a, nz * sizeof(PetscScalar)), columns(pattern ? s->j : nullptr, nz * sizeof(PetscInt));
-  const PetscScalar  *a;
-  PetscCall(MatSeqAIJCUSPARSEGetArrayRead(S, &a)); // aijcusparse's copy to the GPU, of what it lacks
-  PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(S, &a));
-  if (values.pinned())
-    PetscCall(PetscInfo(S, "aijcusparse shadow: %s of %zu nonzeros uploaded from page-locked host arrays\n", pattern ? "pattern and values" : "values", nz));
-#else
-  (void)S, (void)pattern;
-#endif
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-// The aijcusparse shadow of A (see the top of the file), current with A's values. After
-// MatSetValuesCOO with device values (coo.cxx: host_stale) the shadow holds A's newest values and
-// is never refilled from the host.
-PetscErrorCode ShadowOf(Mat A, Mat *S)
-{
-  TypeData          *d = Data(A);
-  PetscObjectState   st, nz;
-  const PetscScalar *va;
-  PetscScalar       *vs;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectStateGet((PetscObject)A, &st));
-  PetscCall(MatGetNonzeroState(A, &nz));
-  if (d->shadow && d->coo_pending) { // made by MatSetPreallocationCOO, before PETSc raised A's nonzero state
-    d->shadow_nz   = nz;
-    d->coo_pending = false;
-  }
-  if (d->shadow && nz != d->shadow_nz) {
-    PetscCall(SyncHostValues(A)); // (a new pattern through the host: nothing stale then, but never lose values)
-    d->drop_shadow();
-  }
-  if (d->shadow && d->host_stale) d->shadow_state = st;
-  if (d->shadow && st == d->shadow_state) {
-    *S = d->shadow;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(PetscLogEventBegin(shadow_event, A, 0, 0, 0));
-  const bool made = !d->shadow;
-  if (made) {
-    // A's own host arrays, shared, so that making the shadow costs no copy on the host (GAMG makes
-    // one for each operand of its products). The shadow never owns or frees them; it is dropped
-    // (above) as soon as A's nonzero state moves, which is when SeqAIJ reallocates them.
-    PetscCall(ShadowOver(A, &d->shadow));
-    d->shadow_nz     = nz;
-    d->shadow_shares = true;
-  } else {
-    // marks the host side current: aijcusparse uploads at its next use
-    PetscCall(MatSeqAIJGetArrayWrite(d->shadow, &vs));
-    if (!d->shadow_shares) { // (shared arrays hold A's values already)
-      PetscCall(MatSeqAIJGetArrayRead(A, &va));
-      PetscCall(PetscArraycpy(vs, va, static_cast<Mat_SeqAIJ *>(A->data)->nz));
-      PetscCall(MatSeqAIJRestoreArrayRead(A, &va));
-    }
-    PetscCall(MatSeqAIJRestoreArrayWrite(d->shadow, &vs));
-  }
-  PetscCall(UploadPinned(d->shadow, made));
-  d->shadow_state = st;
-  PetscCall(PetscLogEventEnd(shadow_event, A, 0, 0, 0));
-  *S = d->shadow;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-// An aijcusparse matrix over A's host CSR arrays, which it never owns or frees (as
-// MatCreateSeqAIJWithArrays makes one), without SeqAIJ's inode search: the shadow's products,
-// factorizations and solves run in cuSPARSE, which has no use for inodes, and the search reads
-// every column index on the host (a visible share of a GAMG setup on large elasticity problems).
-PetscErrorCode SharedShadow(Mat A, const PetscInt *ia, const PetscInt *ja, const PetscScalar *va, Mat *S)
-{
-  const PetscInt m = A->rmap->n;
-
-  PetscFunctionBegin;
-  PetscCheck(m <= 0 || ia[0] == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the row offsets of a cuSPARSE shadow must start at 0");
-  PetscCall(MatCreate(PETSC_COMM_SELF, S));
-  PetscCall(MatSetSizes(*S, m, A->cmap->n, m, A->cmap->n));
-  PetscCall(MatSetBlockSizesFromMats(*S, A, A));
-  PetscCall(MatSetType(*S, MATSEQAIJ));
-  PetscCall(MatSetOption(*S, MAT_USE_INODES, PETSC_FALSE));
-  PetscCall(MatSeqAIJSetPreallocation(*S, MAT_SKIP_ALLOCATION, nullptr));
-  auto *s = static_cast<Mat_SeqAIJ *>((*S)->data);
-  if (!s->imax) PetscCall(PetscMalloc1(m, &s->imax)); // (SeqAIJ allocates these unless it skips the allocation)
-  if (!s->ilen) PetscCall(PetscMalloc1(m, &s->ilen));
-  s->i       = const_cast<PetscInt *>(ia);
-  s->j       = const_cast<PetscInt *>(ja);
-  s->a       = const_cast<PetscScalar *>(va);
-  s->nonew   = -1; // a new nonzero is an error
-  s->free_a  = PETSC_FALSE;
-  s->free_ij = PETSC_FALSE;
-  for (PetscInt r = 0; r < m; ++r) s->ilen[r] = s->imax[r] = ia[r + 1] - ia[r];
-  s->maxnz = m > 0 ? ia[m] : 0; // (MatGetInfo's allocated nonzeros, in -ksp_view: as MatCreateSeqAIJWithArrays says)
-  PetscCall(MatAssemblyBegin(*S, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*S, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatConvert(*S, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, S));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode ShadowOver(Mat A, Mat *S)
-{
-  const PetscInt    *ia, *ja;
-  const PetscScalar *va;
-  PetscInt           n;
-  PetscBool          done;
-
-  PetscFunctionBegin;
-  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done)); // (SeqAIJ's own arrays)
-  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no CSR row structure for the cuSPARSE shadow of a %s", ((PetscObject)A)->type_name);
-  PetscCall(MatSeqAIJGetArrayRead(A, &va));
-  PetscCall(SharedShadow(A, ia, ja, va, S));
-  PetscCall(MatSeqAIJRestoreArrayRead(A, &va));
-  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-void BlockShadow::release()
-{
-  if (shadow_) (void)MatDestroy(&shadow_);
-  id_ = -1, state_ = nz_ = -1;
-}
-
-PetscErrorCode BlockShadow::of(Mat block, Mat *S)
-{
-  PetscObjectId    id;
-  PetscObjectState st, nz;
-  PetscScalar     *vs;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectGetId((PetscObject)block, &id));
-  PetscCall(PetscObjectStateGet((PetscObject)block, &st));
-  PetscCall(MatGetNonzeroState(block, &nz));
-  if (shadow_ && (id != id_ || nz != nz_)) release(); // another block, or arrays SeqAIJ reallocated
-  if (shadow_ && st == state_) {
-    // what is known of the block's symmetry, set at any time without a state change: with it
-    // block Jacobi's sub-solver defaults to ICC on a symmetric matrix, as on mpiaijcusparse's block
-    PetscCall(MatPropagateSymmetryOptions(block, shadow_));
-    *S = shadow_;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(PetscLogEventBegin(shadow_event, block, 0, 0, 0));
-  const bool made = !shadow_;
-  if (made) PetscCall(ShadowOver(block, &shadow_));
-  else { // the arrays are the block's: only aijcusparse's record of which side is newer moves
-    PetscCall(MatSeqAIJGetArrayWrite(shadow_, &vs));
-    PetscCall(MatSeqAIJRestoreArrayWrite(shadow_, &vs));
-  }
-  PetscCall(UploadPinned(shadow_, made));
-  PetscCall(MatPropagateSymmetryOptions(block, shadow_));
-  id_ = id, state_ = st, nz_ = nz;
-  PetscCall(PetscLogEventEnd(shadow_event, block, 0, 0, 0));
-  *S = shadow_;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode ShadowDeviceCsr(Mat A, DeviceCsrIn *csr, PetscBool *have)
-{
-  Mat                S;
-  const int         *i, *j;
-  const PetscScalar *a;
-
-  PetscFunctionBegin;
-  *have = PETSC_FALSE;
-  if (!Data(A)->shadow || sizeof(PetscInt) != sizeof(int)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(ShadowOf(A, &S));
-  PetscCall(MatSeqAIJCUSPARSEGetIJ(S, PETSC_FALSE, &i, &j)); // uploads what aijcusparse does not hold yet
-  PetscCall(MatSeqAIJCUSPARSEGetArrayRead(S, &a));
-  csr->row_ptr = reinterpret_cast<const PetscInt *>(i);
-  csr->col_ind = reinterpret_cast<const PetscInt *>(j);
-  csr->val     = a;
-  // (restored at once: aijcusparse keeps the arrays while S does not change)
-  PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(S, &a));
-  PetscCall(MatSeqAIJCUSPARSERestoreIJ(S, PETSC_FALSE, &i, &j));
-  *have = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -441,26 +238,6 @@ PetscErrorCode SetPattern(Mat C, Mat inner)
 
 namespace {
 
-// After a numeric phase: inner (aijcusparse, on the GPU, with C's values and pattern) is C's shadow,
-// so that C as an operand of the next product (GAMG's coarse operators, prolongators) costs no
-// upload, and it holds C's newest values (host_stale)
-PetscErrorCode AdoptInnerAsShadow(Mat C, Mat inner)
-{
-  TypeData *d = Data(C);
-
-  PetscFunctionBegin;
-  if (d->shadow != inner) {
-    if (d->host_stale) PetscCall(SyncHostValues(C));
-    d->drop_shadow();
-    PetscCall(PetscObjectReference((PetscObject)inner));
-    d->shadow = inner;
-  }
-  PetscCall(PetscObjectStateGet((PetscObject)C, &d->shadow_state));
-  PetscCall(MatGetNonzeroState(C, &d->shadow_nz));
-  d->host_stale = true;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 // pd's references to the shadows among the operands' stand-ins S (those that are not the operand)
 PetscErrorCode HoldShadows(ProductData *pd, const Mat op[], const Mat S[], int k)
 {
@@ -526,14 +303,13 @@ PetscErrorCode ProductNumeric(Mat C)
   PetscCall(PetscLogEventEnd(product_event, C, 0, 0, 0));
   // The values stay on the GPU, in inner, which is C's shadow: C's host values are brought up to
   // date when something reads them (host_stale, as after MatSetValuesCOO with device values), its
-  // scaling and additions happen there (ondevice.cxx), and its format copy is built from inner's
+  // scaling and additions happen there (device_values.cxx), and its format copy is built from inner's
   // CSR at its first use. GAMG scales and adds to its A P_t before PtAP reads it, and never reads
   // the values of most products on the host: ksp ex56 -ne 59 took each product's values down
   // (520 MB for A P_t) and, after host scaling, up again.
-  PetscCall(AdoptInnerAsShadow(C, pd->inner));
   // MatProductNumeric raises C's state once when this returns (matproduct.c): the shadow is
   // current for that state (otherwise it would be refilled and uploaded at C's first use).
-  Data(C)->shadow_state += 1;
+  PetscCall(Data(C)->where.adopt_product_values(C, pd->inner, true));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -578,7 +354,7 @@ PetscErrorCode ProductSymbolic(Mat C)
   PetscCall(PetscLogEventEnd(pattern_event, C, 0, 0, 0));
   // from here inner holds C's values (whatever the symbolic phase left, as for aijcusparse's own
   // products); C's host array is never read before a download (host_stale)
-  PetscCall(AdoptInnerAsShadow(C, pd->inner));
+  PetscCall(Data(C)->where.adopt_product_values(C, pd->inner, false));
   p->data                  = pd;
   p->destroy               = ProductDataDestroy;
   C->ops->productnumeric   = ProductNumeric;
@@ -793,7 +569,7 @@ PetscErrorCode GetFactorCusparse(Mat A, MatFactorType ftype, Mat *B)
 PetscErrorCode RegisterCusparseBridge()
 {
   PetscFunctionBegin;
-  PetscCall(RegisterRankEvent("GpuMatsShadow", &shadow_event));
+  PetscCall(RegisterShadowEvent());
   PetscCall(RegisterRankEvent("GpuMatsSpGEMM", &product_event));
   PetscCall(RegisterRankEvent("GpuMatsPattern", &pattern_event));
   // exact type names: MatGetFactor without a solver type takes these before the prefix match

@@ -18,8 +18,8 @@
 // is MPIAIJ's, on the host, as is every product with -mat_gpumats_products host. The back-end's
 // failures are not caught: one rank falling back to the host while the others go on would leave
 // the ranks in different collective calls.
-#include "kinds.hpp"
-#include "events.hpp"
+#include "seq_mpi.hpp"
+#include "../runtime/events.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,7 +1,7 @@
-// The -log_view events of the GPU builds (glue.hpp): where the first build of a GPU copy spends its
+// The -log_view events of the GPU builds (format_operator.hpp): where the first build of a GPU copy spends its
 // time, upload, structure or scatter, nested in the format's <FORMAT>Convert event.
-#include "glue.hpp"
-#include "events.hpp"
+#include "format_operator.hpp"
+#include "../runtime/events.hpp"
 
 namespace gpumats {
 

@@ -7,14 +7,14 @@
 #include <petscgpumats.h>
 #include <petsc/private/matimpl.h>
 
-#include "core/csr.hpp"
-#include "core/dictionary.hpp"
-#include "core/transform.hpp"
-#include "core/values.hpp"
-#include "registry.hpp"
+#include "../core/csr.hpp"
+#include "../core/dictionary.hpp"
+#include "../core/transform.hpp"
+#include "../core/values.hpp"
+#include "../types/registry.hpp"
 #if GPUMATS_HAVE_CUDA
-  #include "cuda/csr.hpp"
-  #include "cuda/device.hpp"
+  #include "../cuda/csr.hpp"
+  #include "../cuda/device.hpp"
 #endif
 
 #include <cstdint>
@@ -124,7 +124,7 @@ inline std::string describe_values(Values mode, bool dictionary, std::int64_t en
 }
 
 // A block's CSR as it is already on the GPU, beside its host CSR (the arrays of its aijcusparse
-// shadow, cusparse.cxx: row_ptr[0] == 0, the same pattern and values as the host's): a GPU build
+// shadow, cusparse_bridge.cxx: row_ptr[0] == 0, the same pattern and values as the host's): a GPU build
 // copies it on the device instead of uploading the host's, and a values-only update gathers from
 // its values.
 struct DeviceCsrIn {
@@ -154,7 +154,7 @@ public:
   // the same way (empty when not active)
   const std::vector<std::int32_t> &order() const { return order_; }
   // ep applied to the block's product with x, where product(xc, epc) applies epc to the copy's
-  // product with xc, both in the copy's order (defined in operator.cxx, its one user)
+  // product with xc, both in the copy's order (defined in format_operator.cxx, its one user)
   template <class Product>
   void apply(const Scalar *x, const Epilogue<Scalar> &ep, bool device, void *stream, Product &&product);
   // d = the block's diagonal (GPU copies), where fill(y) writes the copy's diagonal, in the copy's
@@ -449,7 +449,7 @@ private:
   Footprint   total_footprint_{};
 };
 
-// The -log_view events of the GPU builds (build.cxx), nested in the format's Convert event:
+// The -log_view events of the GPU builds (build_events.cxx), nested in the format's Convert event:
 // GpuMatsUpload (the CSR's upload), GpuMatsStructure (row statistics, widths, offsets, sorts, and
 // the parameter choices' queries) and GpuMatsScatter (the entries into the format's arrays).
 PetscErrorCode RegisterBuildEvents();
@@ -486,24 +486,17 @@ PetscErrorCode guarded(MPI_Comm comm, const char *context, F &&body)
 // How MatMultTranspose(Add) multiplies (-mat_gpumats_transpose): with an explicit copy of the
 // transpose in the format, built at the first such product after a change and kept while the
 // matrix does not change; implicitly, scattering the stored copy's products into the result (with
-// atomics on the GPU), with no second copy; or auto: kAutoWithHint where MAT_FORM_EXPLICIT_TRANSPOSE
-// is set on the matrix (GAMG sets it on its prolongators), kAutoWithoutHint elsewhere.
+// atomics on the GPU), with no second copy; auto, the default, is implicit, whether or not
+// MAT_FORM_EXPLICIT_TRANSPOSE is set (GAMG sets it on its prolongators), by measurement
+// (examples/bench.cu -transpose true times the implicit product, the explicit copy's product and
+// its build; docs/results/h200-2026-11-24b.md): the copy's product is faster, but its build costs
+// thousands of those savings, so it pays only after thousands of products with A^T between two
+// changes of A. GAMG's restrictions do a few hundred per setup (one per level and cycle), where
+// lazily built copies took most of KSPSolve (docs/results/solverbench-h200-large-2026-11-23.md).
 enum class TransposeMode { kAuto = 0, kExplicit = 1, kImplicit = 2 };
-// Both implicit, by measurement (examples/bench.cu -transpose true times the implicit product,
-// the explicit copy's product and its build; docs/results/h200-2026-11-24b.md): the copy's
-// product is faster, but its build costs thousands of those savings, so it pays only after
-// thousands of products with A^T between two changes of A. GAMG's restrictions do a few hundred
-// per setup (one per level and cycle), where lazily built copies took most of KSPSolve
-// (docs/results/solverbench-h200-large-2026-11-23.md). The hint is still shown by -mat_view.
-constexpr TransposeMode kAutoWithHint    = TransposeMode::kImplicit;
-constexpr TransposeMode kAutoWithoutHint = TransposeMode::kImplicit;
 const char *TransposeModeName(TransposeMode m); // "auto", "explicit", "implicit"
-// Whether products with A^T use the explicit copy, for `mode` and the matrix's hint.
-inline bool UseExplicitTranspose(TransposeMode mode, bool form_explicit_transpose)
-{
-  if (mode == TransposeMode::kAuto) return (form_explicit_transpose ? kAutoWithHint : kAutoWithoutHint) == TransposeMode::kExplicit;
-  return mode == TransposeMode::kExplicit;
-}
+// Whether products with A^T use the explicit copy
+inline bool UseExplicitTranspose(TransposeMode mode) { return mode == TransposeMode::kExplicit; }
 
 // What a change of the matrix that keeps its nonzero pattern does to the format copies
 // (-mat_gpumats_values_update): auto refills their values only (FormatOperator::update_values);
@@ -528,7 +521,7 @@ const char *ValuesUpdateName(ValuesUpdate m); // "auto", "rebuild"
 // KSPSolve: one more host-to-GPU copy there than aijcusparse in ex45 CG+MG and snes ex19
 // GMRES+MG, which the copy-count checks of tests/gpu/run.sh catch. An assembly of all-zero values (DMCreateMatrix's)
 // builds nothing either way. Products of our
-// types on the GPU (cusparse.cxx) build their results at their first use from the GPU whatever
+// types on the GPU (cusparse_bridge.cxx) build their results at their first use from the GPU whatever
 // this says, so GAMG's intermediate products are never built from zeros, or at all if unused.
 enum class BuildAt { kUse = 0, kAssembly = 1 };
 constexpr BuildAt kDefaultBuildAt = BuildAt::kAssembly;
@@ -570,7 +563,7 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
 // and always converted in full (it is dropped when the matrix changes and made again when needed).
 // on_device (GPU copies, not transposed): the block's CSR as it is on the GPU already, read there
 // instead of uploading the host's (the host CSR is still read for the structure decisions).
-// host_stale: the block's newest values are on_device's only (TypeData::host_stale); the host's
+// host_stale: the block's newest values are on_device's only (Residency::host_stale); the host's
 // are read (MatSeqAIJGetArrayRead, which brings them down) only where the build needs them: on the
 // host, transposed, renumbered, or with long rows split off (the tail is cut from the host CSR).
 struct BlockBuild {
@@ -590,20 +583,18 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
 // untouched, where a values-only update cannot serve (no copy of this pattern yet, the pattern
 // changed, a value dictionary, an inexact slot build): the caller then brings the host values up
 // to date and calls BuildFromSeqAIJ. Counted as a values-only update.
-// structure (may be null): the block's row pointers and column indices on the GPU as well, for
-// the first update's slot build (FormatOperator::update_values).
-PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOperator &op, const PetscScalar *device_values, const DeviceCsrIn *structure,
-                                      PetscInt block_size, bool diagonal,
-                                      UpdateCounts *counts, PetscBool *done);
+// how: block_size, diagonal and counts as for BuildFromSeqAIJ; on_device (may be null) the block's
+// row pointers and column indices on the GPU as well, for the first update's slot build
+// (FormatOperator::update_values).
+PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOperator &op, const PetscScalar *device_values, const BlockBuild &how, PetscBool *done);
 // Prints the -mat_view ::ascii_info lines of one format copy.
 PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char *what, const FormatOperator &op, bool device);
 // Prints the -mat_view ::ascii_info line of same-pattern changes: the mode, the counts (of all
 // ranks, for MPI types) and the bytes of the slot maps held.
 PetscErrorCode ViewUpdates(PetscViewer viewer, ValuesUpdate mode, const UpdateCounts &counts, double slot_bytes);
-// Prints the -mat_view ::ascii_info line of the transpose products: the mode, the path it takes now
-// (hint: MAT_FORM_EXPLICIT_TRANSPOSE), and the transposed copies held (`held` of them, `stored`
-// entries and `bytes` in all; held == 0: none).
-PetscErrorCode ViewTranspose(PetscViewer viewer, TransposeMode mode, bool hint, PetscInt64 held, PetscInt64 stored, double bytes);
+// Prints the -mat_view ::ascii_info line of the transpose products: the mode, the path it takes, and
+// the transposed copies held (`held` of them, `stored` entries and `bytes` in all; held == 0: none).
+PetscErrorCode ViewTranspose(PetscViewer viewer, TransposeMode mode, PetscInt64 held, PetscInt64 stored, double bytes);
 
 // Where a kernel reads or writes a Vec: host arrays for host types; device arrays for *cuda types
 // (a VECCUDA array directly, any other Vec staged through a device buffer owned by the Mat).

@@ -5,7 +5,7 @@
 // MatMult, MatMultAdd and their transposes run in the format; everything else is SeqAIJ's, which sees an AIJ subclass
 // (the concrete name starts with "seqaij") and builds its results in our type where it builds
 // them in A's type (MatTranspose, MatDuplicate).
-#include "kinds.hpp"
+#include "seq_mpi.hpp"
 
 namespace gpumats {
 
@@ -14,8 +14,7 @@ namespace {
 struct SeqData final : TypeData {
   std::unique_ptr<FormatOperator> op;
   // The copy of A^T for MatMultTranspose(Add) on the explicit path (-mat_gpumats_transpose
-  // explicit, or auto with MAT_FORM_EXPLICIT_TRANSPOSE, which GAMG sets on the prolongators it
-  // repartitions), in the same format and parameters: built at the first product with A^T after a
+  // explicit), in the same format and parameters: built at the first product with A^T after a
   // change (most matrices never get one), kept while the matrix keeps the (id, state) it was built
   // from, freed when the matrix changes or a product takes the implicit path. The host AIJ is not
   // involved.
@@ -23,7 +22,7 @@ struct SeqData final : TypeData {
 
   void invalidate() override
   {
-    valid = false;
+    where.format_stale();
     transposed = BlockCopy{}; // also after new parameters: rebuilt from op's
   }
   void release_copies() override
@@ -41,25 +40,27 @@ PetscErrorCode Build(Mat A, bool in_assembly)
   PetscInt bs;
 
   PetscFunctionBegin;
-  d->valid = false;
+  d->where.format_stale();
   PetscCall(MatGetBlockSize(A, &bs));
   // A changed (or was assembled, after which its state moves on): a transposed copy is stale and
   // would only be rebuilt at the next product with A^T, so its memory goes now
   d->transposed = BlockCopy{};
 #if PetscDefined(HAVE_CUDA)
-  if (d->host_stale) {
+  if (d->where.newest_in_shadow()) {
     // A's newest values are on the GPU only (MatSetValuesCOO with device values, coo.cxx; a
-    // product's result, cusparse.cxx): the copy's values are refilled from the shadow's device
+    // product's result, cusparse_bridge.cxx): the copy's values are refilled from the shadow's device
     // values where the copy has this pattern; otherwise it is converted in full below
     const PetscScalar *dv;
     PetscBool          done, have;
     DeviceCsrIn        csr;
-    PetscCall(ShadowDeviceCsr(A, &csr, &have)); // the structure too, for the first update's slot build
-    PetscCall(MatSeqAIJCUSPARSEGetArrayRead(d->shadow, &dv));
-    PetscCall(UpdateValuesFromDevice(A, *d->info, *d->op, dv, have ? &csr : nullptr, bs, true, &d->updates, &done));
-    PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(d->shadow, &dv));
+    PetscCall(d->where.shadow_csr_on_device(A, &csr, &have)); // the structure too, for the first update's slot build
+    PetscCall(MatSeqAIJCUSPARSEGetArrayRead(d->where.shadow(), &dv));
+    BlockBuild refill;
+    refill.device = true, refill.block_size = bs, refill.diagonal = true, refill.counts = &d->updates, refill.on_device = have ? &csr : nullptr;
+    PetscCall(UpdateValuesFromDevice(A, *d->info, *d->op, dv, refill, &done));
+    PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(d->where.shadow(), &dv));
     if (done) {
-      PetscCall(d->mark_current(A, in_assembly));
+      PetscCall(d->where.format_built(A, in_assembly));
       PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
@@ -69,15 +70,15 @@ PetscErrorCode Build(Mat A, bool in_assembly)
 #if PetscDefined(HAVE_CUDA)
   // a matrix that is an operand or a result of products on the GPU holds its CSR there already,
   // in its shadow: the copy is built from that rather than from an upload of its own
-  if (d->device && d->shadow) PetscCall(ShadowDeviceCsr(A, &on_device, &have));
+  if (d->device) PetscCall(d->where.shadow_csr_on_device(A, &on_device, &have));
 #endif
   // (with A's newest values on the GPU only, converted from the shadow's CSR there: the host values
   // come down only if the build needs them, BuildFromSeqAIJ)
   BlockBuild how;
   how.device = d->device, how.block_size = bs, how.diagonal = true, how.values = d->values_update, how.counts = &d->updates;
-  how.on_device = have ? &on_device : nullptr, how.host_stale = d->host_stale;
+  how.on_device = have ? &on_device : nullptr, how.host_stale = d->where.host_stale();
   PetscCall(BuildFromSeqAIJ(A, *d->info, *d->op, how));
-  PetscCall(d->mark_current(A, in_assembly));
+  PetscCall(d->where.format_built(A, in_assembly));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -86,7 +87,7 @@ PetscErrorCode EnsureCurrent(Mat A)
   PetscBool current;
 
   PetscFunctionBegin;
-  PetscCall(Seq(A)->is_current(A, &current));
+  PetscCall(Seq(A)->where.format_current(A, &current));
   if (!current) PetscCall(Build(A, false));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -98,7 +99,9 @@ PetscErrorCode EnsureTransposeCurrent(Mat A)
 
   PetscFunctionBegin;
   PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(d->transposed.update(A, *d->info, *d->op, d->device, bs, true, true, ValuesUpdate::kRebuild, nullptr));
+  BlockBuild how; // (a transposed copy is converted in full, and not counted)
+  how.device = d->device, how.block_size = bs, how.diagonal = true, how.transposed = true;
+  PetscCall(d->transposed.update(A, *d->info, *d->op, how));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -108,15 +111,14 @@ PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out, bool transpose = false, Scal
 {
   SeqData   *d        = Seq(A);
   void      *stream   = nullptr;
-  const bool use_copy = transpose && UseExplicitTranspose(d->transpose, A->form_explicit_transpose);
+  const bool use_copy = transpose && UseExplicitTranspose(d->transpose);
   VecArray   xa, ia, oa;
 
   PetscFunctionBegin;
   if (use_copy) PetscCall(EnsureTransposeCurrent(A));
   else {
     PetscCall(EnsureCurrent(A));
-    // the implicit path holds no transposed copy (one may remain from before the mode or
-    // MAT_FORM_EXPLICIT_TRANSPOSE changed)
+    // the implicit path holds no transposed copy (one may remain from before the mode changed)
     if (transpose) d->transposed = BlockCopy{};
   }
   FormatOperator &op = use_copy ? *d->transposed.op : *d->op;
@@ -207,7 +209,7 @@ PetscErrorCode Destroy(Mat A)
   auto destroy = reinterpret_cast<PetscErrorCode (*)(Mat)>(Seq(A)->saved[kDestroy]);
 
   PetscFunctionBegin;
-  Seq(A)->host_stale = false;   // going: no download of values nobody will read
+  Seq(A)->where.host_written(); // going: no download of values nobody will read
   PetscCall(SeqKind::ToAIJ(A, true)); // frees the format copy (and its GPU memory) and restores AIJ's operations
   PetscCall(destroy(A));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -253,7 +255,7 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
   {
     const BlockCopy &t  = d->transposed;
     const Footprint  fp = t.held() ? t.op->total_footprint() : Footprint{};
-    PetscCall(ViewTranspose(viewer, d->transpose, A->form_explicit_transpose, t.held() ? 1 : 0, fp.stored, double(fp.total_bytes())));
+    PetscCall(ViewTranspose(viewer, d->transpose, t.held() ? 1 : 0, fp.stored, double(fp.total_bytes())));
   }
   PetscCall(ViewUpdates(viewer, d->values_update, d->updates, double(d->op->slot_bytes())));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -1,7 +1,7 @@
 // The -log_view events of petsc-gpumats.
 #pragma once
 
-#include "glue.hpp"
+#include "../operator/format_operator.hpp"
 
 namespace gpumats {
 

@@ -5,7 +5,7 @@
 // transposes, MatResidual and MatGetDiagonal are AIJ's host code (TypeData::saved), as
 // aijcusparse's MatBindToCPU puts SeqAIJ's operations in place of its own; its products take
 // SeqAIJ's host route (BindAwareProductSetFromOptions), and MatScale, MatDiagonalScale and MatAXPY
-// work on the host CSR (ondevice.cxx). No format copy is held or built while bound: binding frees
+// work on the host CSR (device_values.cxx). No format copy is held or built while bound: binding frees
 // the copies (their GPU memory for the *cuda types), MatAssemblyEnd builds none, -mat_view says
 // the matrix is bound instead of describing a copy. Unbinding puts our operations back; the next
 // use converts the matrix anew, whatever changed meanwhile. The operations are swapped, as
@@ -20,24 +20,24 @@
 // small (coarse DMDA levels, GAMG's pinned coarse grids), where keeping a format copy current
 // costs a conversion at every change and saves little.
 //
-// Values whose newest copy is on the GPU only (TypeData::host_stale: MatSetValuesCOO with device
-// values, a product's result, coo.cxx and cusparse.cxx) come to the host when the matrix is bound.
+// Values whose newest copy is on the GPU only (Residency::host_stale: MatSetValuesCOO with device
+// values, a product's result, coo.cxx and cusparse_bridge.cxx) come to the host when the matrix is bound.
 // Should they move to the GPU again while bound (a product formed before the binding computes its
 // numeric phase anew into its result), AIJ's code still reads them current: SeqAIJ's kernels read
 // their values through MatSeqAIJGetArrayRead, whose hooks bring them down (coo.cxx). That is also
 // why a bound matrix keeps SeqAIJ's inode routines off, unlike a bound aijcusparse: the inode
-// product reads the value array directly. The aijcusparse shadow (cusparse.cxx) is kept, as
+// product reads the value array directly. The aijcusparse shadow (cusparse_bridge.cxx) is kept, as
 // aijcusparse keeps its GPU matrix when bound: products formed before the binding hold it, and
 // ShadowOf refills it from the host whenever the matrix has changed, so it is never used stale.
 //
 // Our record of the binding is TypeData::bound, not A->boundtocpu: a PETSc without devices has no
 // such flag (its MatBindToCPU returns at once, every matrix counting as bound), and one with CUDA
-// sets it on every new matrix; the GPU types clear it when they are installed (typeops.cxx), the
+// sets it on every new matrix; the GPU types clear it when they are installed (type_data.cxx), the
 // host types keep PETSc's. PETSc's MatBindToCPU calls the type only where the flag differs from the
 // request, so a host type is bound only after an unbind. The flag is what PETSc sets it to (as
 // MPIAIJ's and aijcusparse's own MatBindToCPU do). The MPI GPU types' products read our record
-// (mpiproduct.cxx): an operand bound keeps the product on the host, in MPIAIJ's code.
-#include "kinds.hpp"
+// (mpi_products.cxx): an operand bound keeps the product on the host, in MPIAIJ's code.
+#include "seq_mpi.hpp"
 
 namespace gpumats {
 

@@ -1,5 +1,5 @@
 // The -mat_view ::ascii_info lines shared by every type: a format copy, its updates, its transpose path.
-#include "glue.hpp"
+#include "format_operator.hpp"
 
 namespace gpumats {
 
@@ -30,11 +30,10 @@ PetscErrorCode ViewUpdates(PetscViewer viewer, ValuesUpdate mode, const UpdateCo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode ViewTranspose(PetscViewer viewer, TransposeMode mode, bool hint, PetscInt64 held, PetscInt64 stored, double bytes)
+PetscErrorCode ViewTranspose(PetscViewer viewer, TransposeMode mode, PetscInt64 held, PetscInt64 stored, double bytes)
 {
-  std::string line = std::string("  transpose products: ") + (UseExplicitTranspose(mode, hint) ? "explicit, a transposed copy in the format" : "implicit, scattered from the stored copy") +
-                     " (-mat_gpumats_transpose " + TransposeModeName(mode) +
-                     (mode != TransposeMode::kAuto ? "" : (hint ? ", MAT_FORM_EXPLICIT_TRANSPOSE set" : ", MAT_FORM_EXPLICIT_TRANSPOSE not set")) + "); ";
+  std::string line = std::string("  transpose products: ") + (UseExplicitTranspose(mode) ? "explicit, a transposed copy in the format" : "implicit, scattered from the stored copy") +
+                     " (-mat_gpumats_transpose " + TransposeModeName(mode) + "); ";
   char held_text[128] = "no transposed copy held";
 
   PetscFunctionBegin;

@@ -19,6 +19,13 @@
 
 namespace gpumats {
 
+// The registry: the one line that names the formats, in registration order. A new format adds its
+// core, its CUDA file, its traits (defining its FormatInfo <name>_info) and its name here;
+// everything else iterates over this table or finds a format by name (format_named).
+#define GPUMATS_FORMATS(X) X(cmrs) X(sellp) X(bellpack) X(auto)
+#define GPUMATS_COUNT_FORMAT(n) +1
+constexpr std::size_t kNumFormats = 0 GPUMATS_FORMATS(GPUMATS_COUNT_FORMAT);
+
 class FormatOperator;
 
 struct FormatInfo {
@@ -33,7 +40,7 @@ struct FormatInfo {
   PetscLogEvent convert_event, spmv_event;   // registered by PetscGpuMatsInitialize
 };
 
-// The registry in declaration order (register.cxx names the formats).
+// The registry in declaration order (GPUMATS_FORMATS).
 struct FormatList {
   FormatInfo *const *first, *const *last;
   FormatInfo *const *begin() const { return first; }
@@ -61,5 +68,7 @@ std::string concrete_name(const FormatInfo &f, const char *prefix, bool device);
 const FormatInfo *find_type(const char *type_name, bool *device);
 // The host types, for messages: "cmrs, sellp or bellpack".
 std::string host_type_list();
+// Whether A's type is one of our GPU types whose concrete name starts with prefix ("seq", "mpi")
+bool OurDeviceOf(Mat A, const char *prefix);
 
 } // namespace gpumats

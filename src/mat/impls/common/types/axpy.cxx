@@ -6,7 +6,7 @@
 // is found before any value changes, and an X that is not a subset after all goes to AIJ's code
 // (which inserts its entries). Other structures are AIJ's: SAME_NONZERO_PATTERN is one BLAS axpy
 // per block there already.
-#include "kinds.hpp"
+#include "seq_mpi.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -84,7 +84,7 @@ PetscErrorCode SeqAXPY(Mat Y, PetscScalar a, Mat X, MatStructure str)
   bool                  done = false;
 
   PetscFunctionBegin;
-  PetscCall(DeviceAXPY(Y, a, X, str, &done)); // Y's values on the GPU only: added there (ondevice.cxx)
+  PetscCall(DeviceAXPY(Y, a, X, str, &done)); // Y's values on the GPU only: added there (device_values.cxx)
   if (done) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectTypeCompareAny((PetscObject)X, &same_type, MATSEQAIJ, ((PetscObject)Y)->type_name, ""));
   if (str == SUBSET_NONZERO_PATTERN && X != Y && same_type) {

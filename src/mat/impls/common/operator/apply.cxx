@@ -1,6 +1,6 @@
 // A product of a format copy on a PETSc Vec: the vector's array where the copy needs it (staged
 // through the GPU for host vectors of the *cuda types), the product, and its -log_view event.
-#include "glue.hpp"
+#include "format_operator.hpp"
 
 #if PetscDefined(HAVE_CUDA)
   #include <petscdevice.h>

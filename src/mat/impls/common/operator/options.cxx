@@ -1,5 +1,5 @@
 // What a format accepts, and the options of its format copies (-mat_gpumats_*) read for a matrix.
-#include "glue.hpp"
+#include "format_operator.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,7 +1,7 @@
-// The Seq and MPI "kinds" used by the generic type templates of typeops.hpp.
+// The Seq and MPI "kinds" used by the generic type templates of type_data.hpp.
 #pragma once
 
-#include "typeops.hpp"
+#include "type_data.hpp"
 
 namespace gpumats {
 

@@ -1,5 +1,5 @@
 // Format copies of a SeqAIJ block: built from its CSR, or given new values from a device array.
-#include "glue.hpp"
+#include "format_operator.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -151,10 +151,10 @@ PetscErrorCode BuildFromSeqAIJ(Mat block, const FormatInfo &f, FormatOperator &o
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOperator &op, const PetscScalar *device_values, const DeviceCsrIn *structure,
-                                      PetscInt block_size, bool diagonal,
-                                      UpdateCounts *counts, PetscBool *done)
+PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOperator &op, const PetscScalar *device_values, const BlockBuild &how, PetscBool *done)
 {
+  const PetscInt     block_size = how.block_size;
+  const DeviceCsrIn *structure  = how.on_device;
   const PetscInt *ia, *ja;
   PetscInt        m, n;
   PetscBool       got;
@@ -168,7 +168,7 @@ PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOper
   PetscCall(MatGetSize(block, &m, &n));
   PetscCall(MatGetRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &got));
   PetscCheck(got, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ did not return the CSR of a SeqAIJ block");
-  PetscCall(PatternOf(block, m, n, ia, ja, block_size, diagonal, &now));
+  PetscCall(PatternOf(block, m, n, ia, ja, block_size, how.diagonal, &now));
   // the structure is read on the host, the values never: val is the device array
   const CsrIn A{m, n, ia, ja, device_values};
   PetscErrorCode err = PETSC_SUCCESS;
@@ -180,7 +180,7 @@ PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOper
     PetscCall(PetscLogEventEnd(values_event, block, 0, 0, 0));
     if (err) op.forget_pattern(); // half refilled: the caller's full conversion follows
     else if (exact) {
-      if (counts) counts->values_only++;
+      if (how.counts) how.counts->values_only++;
       *done = PETSC_TRUE;
       PetscCall(PetscInfo(block, "%s copy: values only, from %" PetscInt64_FMT " device values (no host round trip)\n", f.title, (PetscInt64)A.nnz()));
     }
@@ -188,8 +188,8 @@ PetscErrorCode UpdateValuesFromDevice(Mat block, const FormatInfo &f, FormatOper
   PetscCall(MatRestoreRowIJ(block, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &got));
   PetscCall(err);
 #else
-  (void)block, (void)f, (void)op, (void)device_values, (void)structure, (void)block_size, (void)diagonal, (void)counts, (void)ia, (void)ja, (void)m, (void)n, (void)got,
-    (void)now, (void)exact, (void)stream;
+  (void)block, (void)f, (void)op, (void)device_values, (void)structure, (void)block_size, (void)ia, (void)ja, (void)m, (void)n, (void)got, (void)now, (void)exact,
+    (void)stream;
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
