@@ -54,11 +54,16 @@ gskipped() { case " ${GPUMATS_GPU_SKIP:-} " in *" $1 "*) echo "# skipped: $1 (GP
 parts="cmrs cmrs-kernels sellp bellpack bellpack-dictionary csr index-forms csr-upload gather values"
 if ! gskipped kernels || ! gskipped memcheck; then
 NVCC=${CUDA_DIR:-/usr/local/cuda}/bin/nvcc
-# linked with the kernels' objects that make compiled (in parallel), not compiled again
-O=build/obj/mat/impls
-$NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/gpu/test_kernels.cu $O/common/cuda/device.o $O/common/cuda/csr.o \
-  $O/cmrs/cuda.o $O/sellp/cuda.o $O/bellpack/cuda.o $O/bellpack/dictionary_kernels.o $O/auto/cuda.o -lcusparse \
-  >build/test-logs/kernels-build.log 2>&1 || { tail -20 build/test-logs/kernels-build.log; fail=$((fail + 1)); }
+# linked with the kernels' objects that make compiled (in parallel), not compiled again: those of
+# every .cu of the library. Left as it is when newer than all of them, so that parts of this script
+# run side by side (one per GPU) do not rewrite the program another is running.
+kobjs=$(for f in src/mat/impls/*/*.cu src/mat/impls/common/cuda/*.cu; do o=${f#src/}; echo "build/obj/${o%.cu}.o"; done)
+kstale=0
+for f in tests/gpu/test_kernels.cu $kobjs; do [ build/bin/test_kernels -nt "$f" ] || kstale=1; done
+if [ $kstale = 1 ]; then
+  $NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/gpu/test_kernels.cu $kobjs -lcusparse \
+    >build/test-logs/kernels-build.log 2>&1 || { tail -20 build/test-logs/kernels-build.log; fail=$((fail + 1)); }
+fi
 fi
 if ! gskipped kernels; then
 echo "# kernel unit tests"
