@@ -78,6 +78,9 @@ struct TypeData {
   UpdateCounts     updates;                             // of the format copies, for MatGpuMatsGetUpdateCounts and -mat_view
   // which copies of A's values are current (host CSR, format copy, aijcusparse shadow, COO maps)
   Residency        where;
+  // the Kind's ToAIJ (seq.cxx, mpi.cxx), set when the type is installed, so that the operations
+  // common to both kinds can strip A without naming its kind
+  PetscErrorCode (*to_aij)(Mat, bool destroying) = nullptr;
   // MatSetPreallocationCOO_C and MatSetValuesCOO_C of SeqAIJ/MPIAIJ (coo.cxx); ncoo: the triplets
   // of the last preallocation (-1: none through ours)
   PetscCount       ncoo = -1;
@@ -201,19 +204,12 @@ PetscErrorCode RegisterPetscFactors();
 // A's rows, x its columns, and x differ from r.
 PetscErrorCode CheckResidualArgs(Mat A, Vec b, Vec x, Vec r);
 
+// A made a plain `base` (MATSEQAIJ/MATMPIAIJ) in place: our data goes (TypeData::to_aij), and
+// an AIJ subclass of PETSc's (aijcusparse) is converted.
+PetscErrorCode StripToAIJ(Mat A, MatType base);
+
 // Generic MatConvert bodies, instantiated per (kind, format, device) in seq.cxx / mpi.cxx.
 // Kind provides: prefix, base (MATSEQAIJ/MATMPIAIJ), FromAIJ(Mat, FormatInfo&, bool), ToAIJ(Mat).
-template <class Kind>
-PetscErrorCode StripToAIJ(Mat A)
-{
-  PetscBool ours = Data(A) ? PETSC_TRUE : PETSC_FALSE, plain;
-
-  PetscFunctionBegin;
-  if (ours) PetscCall(Kind::ToAIJ(A));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, Kind::base, &plain));
-  if (!plain) PetscCall(MatConvert(A, Kind::base, MAT_INPLACE_MATRIX, &A)); // e.g. from aijcusparse
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 // MatConvert into one of our types. PETSc hands over the type name it was asked for (a root name
 // such as "cmrscuda" or a concrete one); the registry says which format and form that is.
@@ -231,7 +227,7 @@ PetscErrorCode ConvertInto(Mat A, MatType newtype, MatReuse reuse, Mat *B)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &C));
-  PetscErrorCode err = StripToAIJ<Kind>(C);
+  PetscErrorCode err = StripToAIJ(C, Kind::base);
   if (!err) err = Kind::FromAIJ(C, *f, device);
   if (err && C != A) PetscCall(MatDestroy(&C)); // a failed conversion leaves nothing behind
   PetscCall(err);
