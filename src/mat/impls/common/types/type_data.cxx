@@ -6,35 +6,6 @@
 
 namespace gpumats {
 
-PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOperator &proto, const BlockBuild &how)
-{
-  PetscObjectId    bid;
-  PetscObjectState bstate;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectGetId((PetscObject)block, &bid));
-  PetscCall(PetscObjectStateGet((PetscObject)block, &bstate));
-  if (op && bid == id && bstate == state) PetscFunctionReturn(PETSC_SUCCESS);
-  if (!op) op = proto.clone_parameters();
-  id = -1;
-  PetscCall(BuildFromSeqAIJ(block, f, *op, how));
-  id = bid, state = bstate;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode BlockCopy::release_if_stale(Mat block)
-{
-  PetscObjectId    bid;
-  PetscObjectState bstate;
-
-  PetscFunctionBegin;
-  if (!op) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscObjectGetId((PetscObject)block, &bid));
-  PetscCall(PetscObjectStateGet((PetscObject)block, &bstate));
-  if (bid != id || bstate != state) *this = BlockCopy{};
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 namespace {
 
 // The specific message of the last error (PetscErrorMessage's last argument is char ** before

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "../operator/format_operator.hpp"
+#include "../residency/block_copy.hpp"
 #include "../residency/residency.hpp"
 #include "../residency/shadow.hpp"
 
@@ -46,23 +47,6 @@ constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD
                                                MATOP_SCALE,        MATOP_DIAGONAL_SCALE,   MATOP_RESIDUAL,
                                                MATOP_BIND_TO_CPU,  MATOP_CREATE_SUBMATRICES, MATOP_GET_DIAGONAL_BLOCK,
                                                MATOP_LUFACTOR,     MATOP_ILUFACTOR,        MATOP_CREATE_SUBMATRIX};
-
-// A format copy of a SeqAIJ block, or of its transpose, kept while the block keeps the (id, state)
-// it was built from: the MPI types' diagonal and off-diagonal blocks and every transposed copy.
-struct BlockCopy {
-  std::unique_ptr<FormatOperator> op;
-  PetscObjectId                   id    = -1;
-  PetscObjectState                state = -1;
-
-  // brings op up to date with `block` unless it is current (BuildFromSeqAIJ with `how`: its values
-  // only where its pattern allows); a new op takes proto's parameters
-  PetscErrorCode update(Mat block, const FormatInfo &f, const FormatOperator &proto, const BlockBuild &how);
-  void           forget() { id = -1; } // after changes PETSc does not record in a state
-  // frees op (and its GPU memory) unless it is current for `block`: a transposed copy, once its
-  // block has changed, is only rebuilt at the next product with A^T, which may never come
-  PetscErrorCode release_if_stale(Mat block);
-  bool           held() const { return op != nullptr; } // a copy is allocated, current or not
-};
 
 // Base of the Seq and MPI per-matrix data (A->spptr).
 struct TypeData {
