@@ -26,11 +26,11 @@ int main()
 
   for (const Calibration &c : kCalibrations) {
     const CalibrationChoice ch = calibration_for(c.gpu);
-    check::record(ch.cal == &c && ch.note.empty(), std::string("own calibration for ") + c.gpu, ch.note);
+    check::record(ch.entry == &c && ch.note.empty(), std::string("own calibration for ") + c.gpu, ch.note);
   }
   {
     const CalibrationChoice ch = calibration_for("NVIDIA A100-SXM4-80GB");
-    check::record(ch.cal == &first, "an unknown GPU model gets the first calibration");
+    check::record(ch.entry == &first, "an unknown GPU model gets the first calibration");
     check::record(ch.note.find("NVIDIA A100-SXM4-80GB") != std::string::npos && ch.note.find(first.gpu) != std::string::npos &&
                     ch.note.find("make tune") != std::string::npos,
                   "the note names the GPU, the calibration used and make tune", ch.note);

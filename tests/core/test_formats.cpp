@@ -584,10 +584,10 @@ void bellpack_model()
   // one model per GPU model: its own where benchmarked, else the first with a note naming both
   for (const bellpack::Model &m : bellpack::kModels) {
     const bellpack::ModelChoice ch = bellpack::model_for(m.gpu);
-    check::record(ch.model == &m && ch.note.empty() && m.count == 8 * 8 * 6 && m.sms > 0, std::string("bellpack-model/own-model-of-") + m.gpu);
+    check::record(ch.entry == &m && ch.note.empty() && m.count == 8 * 8 * 6 && m.sms > 0, std::string("bellpack-model/own-model-of-") + m.gpu);
   }
   const bellpack::ModelChoice other = bellpack::model_for("NVIDIA A100-SXM4-80GB");
-  check::record(other.model == &bellpack::kModels[0] && other.note.find("NVIDIA A100-SXM4-80GB") != std::string::npos &&
+  check::record(other.entry == &bellpack::kModels[0] && other.note.find("NVIDIA A100-SXM4-80GB") != std::string::npos &&
                   other.note.find(bellpack::kModels[0].gpu) != std::string::npos && other.note.find("make tune") != std::string::npos,
                 "bellpack-model/another-gpu-gets-the-first-with-a-note", other.note);
 }

@@ -3,6 +3,7 @@
 // model.hpp, optionally confirmed by timing the two best candidates (-mat_autocuda_trial). It says
 // what it picked and why in -mat_view ::ascii_info.
 #include "../common/operator/format_operator.hpp"
+#include "../common/runtime/gpu_model.hpp"
 #if GPUMATS_HAVE_CUDA
   #include "device.hpp"
 #endif
@@ -104,14 +105,8 @@ constexpr const char *kFormatNames[kNumFormats] = {"sellp", "cmrs", "bellpack", 
 const autosel::CalibrationChoice &calibration()
 {
   static const autosel::CalibrationChoice choice = [] {
-    autosel::CalibrationChoice c = autosel::calibration_for(
-#if GPUMATS_HAVE_CUDA
-      cuda::process_gpu_model()
-#else
-      std::string()
-#endif
-    );
-    (void)PetscInfo(nullptr, "autocuda's model: the calibration of %s, %s%s%s\n", c.cal->gpu, c.cal->date, c.note.empty() ? "" : "; ", c.note.c_str());
+    autosel::CalibrationChoice c = autosel::calibration_for(process_gpu_name());
+    (void)PetscInfo(nullptr, "autocuda's model: the calibration of %s, %s%s%s\n", c.entry->gpu, c.entry->date, c.note.empty() ? "" : "; ", c.note.c_str());
     return c;
   }();
   return choice;
@@ -211,8 +206,8 @@ public:
       const auto e        = k.op->estimate(A, bs);
       k.bytes             = e.bytes;
       k.steps             = e.steps;
-      k.predicted_us      = autosel::predict_us(*calibration().cal, k.name, k.bytes, k.steps, banded);
-      k.cost_us           = autosel::amortized_us(*calibration().cal, k.name, k.predicted_us, double(A.nnz()), per_build_);
+      k.predicted_us      = autosel::predict_us(*calibration().entry, k.name, k.bytes, k.steps, banded);
+      k.cost_us           = autosel::amortized_us(*calibration().entry, k.name, k.predicted_us, double(A.nnz()), per_build_);
     }
     std::stable_sort(c.begin(), c.end(), [](const Candidate &a, const Candidate &b) { return a.cost_us < b.cost_us; });
     // cuSPARSE CSR stays unless another format promises a clear gain
@@ -300,7 +295,7 @@ private:
   {
     char        buf[160];
     const autosel::CalibrationChoice &cal = calibration();
-    std::string s = std::string("model [") + cal.cal->gpu + ", " + cal.cal->date + (cal.note.empty() ? "" : "; " + cal.note) + ", " + (banded ? "banded" : "scattered") + " columns]:";
+    std::string s = std::string("model [") + cal.entry->gpu + ", " + cal.entry->date + (cal.note.empty() ? "" : "; " + cal.note) + ", " + (banded ? "banded" : "scattered") + " columns]:";
     for (const Candidate &k : c) {
       std::snprintf(buf, sizeof(buf), " %s %.3g MB %.0f us", k.name, k.bytes / 1e6, k.predicted_us);
       s += buf;

@@ -2,29 +2,24 @@
 // prediction with it. PETSc-free (tests/core/test_calibration.cpp).
 #pragma once
 
+#include "../common/core/gpu_table.hpp"
 #include "model.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 namespace gpumats {
 namespace autosel {
 
-struct CalibrationChoice {
-  const Calibration *cal;
-  std::string        note; // empty where the GPU model has its own calibration; else which one is used instead, and why
-};
+using CalibrationChoice = GpuChoice<Calibration>;
 
-// The calibration measured on this GPU model (the name CUDA gives it, exactly as the measurement
-// recorded it). The efficiencies and step times differ between models (memory system, clocks,
-// cache sizes), so another model's are used only where none exists, and the note says so.
+// The calibration measured on this GPU model (the efficiencies and step times differ between
+// models), else the default GPU model's, and the note says so, also where there is no GPU.
 inline CalibrationChoice calibration_for(const std::string &gpu)
 {
-  for (const Calibration &c : kCalibrations)
-    if (gpu == c.gpu) return {&c, ""};
-  const Calibration &fallback = kCalibrations[0];
-  return {&fallback, "no calibration for " + (gpu.empty() ? std::string("this GPU") : gpu) + ", so " + fallback.gpu + "'s (make tune measures one)"};
+  return choose_for_gpu(kCalibrations, int(std::size(kCalibrations)), gpu, {"no calibration for", "make tune measures one", true});
 }
 
 inline const KernelModel &kernel_of(const Calibration &c, const char *format)

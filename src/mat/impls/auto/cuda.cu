@@ -1,5 +1,6 @@
 // cuSPARSE CSR as a device operator, and the timed trial used by autocuda.
 #include "../common/cuda/check.cuh"
+#include "../common/cuda/format.hpp"
 #include "device.hpp"
 
 #include <cusparse.h>
@@ -8,6 +9,7 @@ namespace gpumats {
 namespace autosel {
 
 using cuda::Buffer;
+using cuda::blocks_for;
 
 namespace {
 
@@ -122,8 +124,8 @@ public:
   void diagonal(V *d, void *stream) const override
   {
     if (!nrows || !nnz) return;
-    csr_diagonal_kernel<V><<<unsigned((nrows + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(nrows, row_ptr.as<std::int32_t>(),
-                                                                                                         col.as<std::int32_t>(), val.as<V>(), d);
+    csr_diagonal_kernel<V><<<blocks_for(nrows), 256, 0, static_cast<cudaStream_t>(stream)>>>(nrows, row_ptr.as<std::int32_t>(), col.as<std::int32_t>(),
+                                                                                              val.as<V>(), d);
     cuda::check_launch("CSR diagonal kernel");
   }
   std::size_t bytes() const override { return row_ptr.bytes() + col.bytes() + val.bytes(); }
@@ -177,10 +179,10 @@ std::unique_ptr<cuda::Operator<V>> csr_from_device(const cuda::DeviceCsr<V, I> &
   D->row_ptr.resize(std::size_t(A.nrows() + 1) * sizeof(std::int32_t));
   D->col.resize(std::size_t(std::max<std::int64_t>(nnz, 1)) * sizeof(std::int32_t)); // cuSPARSE is handed real pointers
   D->val.resize(std::size_t(std::max<std::int64_t>(nnz, 1)) * sizeof(V));
-  rebase_kernel<I><<<unsigned((A.nrows() + 1 + 255) / 256), 256, 0, st>>>(A.nrows() + 1, A.base(), A.row_ptr(), D->row_ptr.template as<std::int32_t>());
+  rebase_kernel<I><<<blocks_for(A.nrows() + 1), 256, 0, st>>>(A.nrows() + 1, A.base(), A.row_ptr(), D->row_ptr.template as<std::int32_t>());
   cuda::check_launch("CSR row pointer kernel");
   if (nnz) {
-    rebase_kernel<I><<<unsigned((nnz + 255) / 256), 256, 0, st>>>(nnz, 0, A.col_ind(), D->col.template as<std::int32_t>());
+    rebase_kernel<I><<<blocks_for(nnz), 256, 0, st>>>(nnz, 0, A.col_ind(), D->col.template as<std::int32_t>());
     cuda::check_launch("CSR column kernel");
     cuda::check(cudaMemcpyAsync(D->val.get(), A.val(), std::size_t(nnz) * sizeof(V), cudaMemcpyDeviceToDevice, st), "cudaMemcpyAsync");
   }

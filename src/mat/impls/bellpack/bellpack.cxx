@@ -1,5 +1,6 @@
 // BELLPACK in the PETSc glue: options, defaults and the bridge to the core and the CUDA layer.
 #include "../common/operator/make_operator.hpp"
+#include "../common/runtime/gpu_model.hpp"
 #include "host.hpp"
 #include "tuning.hpp"
 
@@ -19,14 +20,8 @@ namespace {
 const bellpack::ModelChoice &process_model()
 {
   static const bellpack::ModelChoice choice = [] {
-    bellpack::ModelChoice c = bellpack::model_for(
-#if GPUMATS_HAVE_CUDA
-      cuda::process_gpu_model()
-#else
-      std::string()
-#endif
-    );
-    if (!c.note.empty()) (void)PetscInfo(nullptr, "BELLPACK: the execution-time model of %s, %s; %s\n", c.model->gpu, c.model->date, c.note.c_str());
+    bellpack::ModelChoice c = bellpack::model_for(process_gpu_name());
+    if (!c.note.empty()) (void)PetscInfo(nullptr, "BELLPACK: the execution-time model of %s, %s; %s\n", c.entry->gpu, c.entry->date, c.note.c_str());
     return c;
   }();
   return choice;
@@ -101,7 +96,7 @@ struct BellpackTraits {
     if (!q.core.partition_rows) {
       // the paper's model: N blocks per thread from the sampled fill ratio, L = ceil(block rows / R)
       const std::int64_t r = q.core.r, c = q.core.c, block_rows = (A.nrows + r - 1) / r;
-      q.core.partition_rows = bellpack::choose_partition_rows(*process_model().model, int(r), int(c), block_rows, q.fill * double(A.nnz()) / double(r * c));
+      q.core.partition_rows = bellpack::choose_partition_rows(*process_model().entry, int(r), int(c), block_rows, q.fill * double(A.nnz()) / double(r * c));
     }
     resolve_values(q, src);
     return q;
@@ -198,7 +193,7 @@ struct BellpackTraits {
   {
     return "block size " + std::to_string(p.core.r) + "x" + std::to_string(p.core.c) + (p.block_set ? "" : " (from the matrix block size or fill estimation)") +
            ", partitions of " + (p.core.partition_rows ? std::to_string(p.core.partition_rows) : std::string("auto")) + " block rows" +
-           (p.partition_set ? "" : std::string(" (execution-time model, ") + process_model().model->gpu + ", " + process_model().model->date + ")") + ", " +
+           (p.partition_set ? "" : std::string(" (execution-time model, ") + process_model().entry->gpu + ", " + process_model().entry->date + ")") + ", " +
            (p.core.row_threads ? std::to_string(p.core.row_threads) : std::string("auto")) + " GPU threads per block row, " + values(p);
   }
   static std::string values(const Params &p) { return describe_values(p.mode, p.core.values == Values::kDictionary, p.dict_entries); }

@@ -16,6 +16,7 @@ namespace gpumats {
 namespace bellpack {
 
 using cuda::Buffer;
+using cuda::blocks_for;
 using cuda::LoadPolicy;
 
 namespace {
@@ -148,7 +149,6 @@ __global__ void partition_sizes_kernel(std::int64_t partitions, int R, const std
   if (q < partitions) sizes[q] = std::int64_t(sorted_count[q * R]) * R;
 }
 
-unsigned blocks_for(std::int64_t n) { return unsigned((n + 255) / 256); }
 
 } // namespace
 
@@ -218,14 +218,6 @@ std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &
   D->footprint.index_bytes = 4 * (slots + nbr + np + 1);
   D->footprint.value_bytes = std::int64_t(sizeof(V)) * slots * rc;
   return D;
-}
-
-template <class V, class I>
-std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p)
-{
-  check_params(p);
-  const cuda::DeviceCsr<V, I> up(A, nullptr);
-  return build_on_device(up, p);
 }
 
 template <class V>
@@ -347,25 +339,18 @@ void encode_values(cuda::Operator<V> &op, const std::vector<V> &table)
   auto              &D      = dynamic_cast<DeviceMatrix<V> &>(op);
   const std::int64_t stored = D.footprint.stored;
   cuda::encode_dictionary("BELLPACK", table, D.code_bytes, D.codes, D.table, D.val, D.footprint, [&](int w, Buffer &codes, const Buffer &tab, int *missing) {
-    const unsigned blocks = unsigned((stored + 255) / 256);
+    const unsigned blocks = blocks_for(stored);
     if (w == 1) encode_kernel<V, std::uint8_t><<<blocks, 256>>>(stored, D.val.template as<V>(), tab.as<V>(), int(table.size()), codes.as<std::uint8_t>(), missing);
     else encode_kernel<V, std::uint16_t><<<blocks, 256>>>(stored, D.val.template as<V>(), tab.as<V>(), int(table.size()), codes.as<std::uint16_t>(), missing);
   });
 }
 
-#define GPUMATS_BELLPACK_INSTANTIATE_I(V, I)                                                                                                 \
-  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, I>(const cuda::DeviceCsr<V, I> &, const Params &, cuda::BuildLog *);         \
-  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, I>(const CsrView<V, I, I> &, const Params &);
-#define GPUMATS_BELLPACK_INSTANTIATE(V)                                                                                      \
-  template std::unique_ptr<cuda::Operator<V>> to_device<V>(const Matrix<V> &);                                               \
-  GPUMATS_BELLPACK_INSTANTIATE_I(V, std::int32_t)                                                                            \
-  GPUMATS_BELLPACK_INSTANTIATE_I(V, std::int64_t)                                                                            \
-  template Matrix<V> download<V>(const cuda::Operator<V> &);                                                                  \
-  template void      encode_values<V>(cuda::Operator<V> &, const std::vector<V> &);                                          \
-  template std::unique_ptr<cuda::Operator<V>> dense_on_device<V>(std::int64_t, int, const Params &);                            \
-  template int resident_partitions<V>(const Params &);
-GPUMATS_BELLPACK_INSTANTIATE(float)
-GPUMATS_BELLPACK_INSTANTIATE(double)
+// Beyond the shared interface: the dictionary encoding and the pieces of the model's benchmarks.
+#define GPUMATS_BELLPACK_EXTRA_V(V)                                                                                                          \
+  template void                               encode_values<V>(cuda::Operator<V> &, const std::vector<V> &);                                  \
+  template std::unique_ptr<cuda::Operator<V>> dense_on_device<V>(std::int64_t, int, const Params &);                                         \
+  template int                                resident_partitions<V>(const Params &);
+GPUMATS_FORMAT_DEVICE_INSTANTIATE(GPUMATS_BELLPACK_EXTRA_V, GPUMATS_NO_EXTRA_VI)
 
 } // namespace bellpack
 } // namespace gpumats

@@ -1,7 +1,7 @@
 // BELLPACK on the GPU: what the glue and the tests may call. Implemented in cuda.cu.
 #pragma once
 
-#include "../common/cuda/csr.hpp"
+#include "../common/cuda/format.hpp"
 #include "core.hpp"
 
 namespace gpumats {
@@ -23,8 +23,7 @@ template <class V, class I>
 std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &A, const Params &p, cuda::BuildLog *log = nullptr);
 
 // The same from a host CSR, uploaded first on the default stream (the tests' entry point).
-template <class V, class I>
-std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p);
+using cuda::build_on_device;
 
 // Replaces the plain values of a device copy by codes into `table`: the distinct values of the
 // matrix sorted by bit pattern, +0.0 among them (with_zero(dictionary_table(...)): every stored

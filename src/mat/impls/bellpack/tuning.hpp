@@ -8,29 +8,26 @@
 //   t = tau1 + (I - 2) tau + tauI                                                 (eqs. 18-21).
 #pragma once
 
+#include "../common/core/gpu_table.hpp"
 #include "model.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <string>
 
 namespace gpumats {
 namespace bellpack {
 
-struct ModelChoice {
-  const Model *model;
-  std::string  note; // empty where the GPU model has its own benchmarks; else which are used instead, and why
-};
+using ModelChoice = GpuChoice<Model>;
 
-// The model benchmarked on this GPU model (the name CUDA gives it, exactly as the benchmarks
-// recorded it): T, the start-up costs and the per-block rates differ between models, so another
-// model's are used only where none exists (the first), and the note says so.
+// The model benchmarked on this GPU model (T, the start-up costs and the per-block rates differ
+// between models), else the default GPU model's, and the note says so; without a GPU (the host
+// type) the default's, silently.
 inline ModelChoice model_for(const std::string &gpu)
 {
-  for (const Model &m : kModels)
-    if (gpu == m.gpu) return {&m, ""};
-  return {&kModels[0], gpu.empty() ? std::string() : "no benchmarks of " + gpu + ", so " + kModels[0].gpu + "'s (make tune measures them)"};
+  return choose_for_gpu(kModels, int(std::size(kModels)), gpu, {"no benchmarks of", "make tune measures them", false});
 }
 
 // Predicted SpMV time in microseconds of L partitions whose threads hold N blocks each, on M

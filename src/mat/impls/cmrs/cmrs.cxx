@@ -1,5 +1,6 @@
 // CMRS in the PETSc glue: options, defaults and the bridge to the core and the CUDA layer.
 #include "../common/operator/make_operator.hpp"
+#include "../common/runtime/gpu_model.hpp"
 #include "host.hpp"
 #include "tuning.hpp"
 
@@ -12,26 +13,16 @@ namespace gpumats {
 #if GPUMATS_SUPPORTED_SCALAR
 namespace {
 
-// The GPU model of this process ("" without one)
-const std::string &process_gpu()
-{
-#if GPUMATS_HAVE_CUDA
-  return cuda::process_gpu_model();
-#else
-  static const std::string none;
-  return none;
-#endif
-}
-
 // The kernel sweep of this process's GPU model for the rule's even-row class (null: none, the rule
 // stands), said once in -info
 const cmrs::TunedGpu *process_sweep()
 {
   static const cmrs::TunedGpu *sweep = [] {
-    const cmrs::TunedGpu *g = cmrs::tuned_gpu(process_gpu());
-    if (!process_gpu().empty())
+    const std::string    &gpu = process_gpu_name();
+    const cmrs::TunedGpu *g   = cmrs::tuned_gpu(gpu);
+    if (!gpu.empty())
       (void)PetscInfo(nullptr, "CMRS: kernels for even rows %s%s%s\n", g ? "from the sweep of " : "by the built-in rule (no sweep of ",
-                      process_gpu().c_str(), g ? "" : "; make tune measures one)");
+                      gpu.c_str(), g ? "" : "; make tune measures one)");
     return g;
   }();
   return sweep;

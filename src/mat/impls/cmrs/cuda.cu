@@ -40,6 +40,7 @@ namespace gpumats {
 namespace cmrs {
 
 using cuda::Buffer;
+using cuda::blocks_for;
 using cuda::LoadPolicy;
 
 namespace {
@@ -355,7 +356,6 @@ __global__ void strip_sizes_kernel(std::int64_t nstrips, std::int64_t nrows, int
   sizes[s]             = (n + pad - 1) / pad * pad;
 }
 
-unsigned blocks_for(std::int64_t n) { return unsigned((n + 255) / 256); }
 
 } // namespace
 
@@ -450,14 +450,6 @@ std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &
   return D;
 }
 
-template <class V, class I>
-std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p)
-{
-  check_params(p);
-  const cuda::DeviceCsr<V, I> up(A, nullptr);
-  return build_on_device(up, p);
-}
-
 template <class V>
 Matrix<V> download(const cuda::Operator<V> &op)
 {
@@ -483,16 +475,7 @@ Matrix<V> download(const cuda::Operator<V> &op)
   return M;
 }
 
-#define GPUMATS_CMRS_INSTANTIATE_I(V, I)                                                                                                     \
-  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, I>(const cuda::DeviceCsr<V, I> &, const Params &, cuda::BuildLog *);         \
-  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, I>(const CsrView<V, I, I> &, const Params &);
-#define GPUMATS_CMRS_INSTANTIATE(V)                                                                                                          \
-  template std::unique_ptr<cuda::Operator<V>> to_device<V>(const Matrix<V> &);                                                               \
-  template Matrix<V>                          download<V>(const cuda::Operator<V> &);                                                        \
-  GPUMATS_CMRS_INSTANTIATE_I(V, std::int32_t)                                                                                                \
-  GPUMATS_CMRS_INSTANTIATE_I(V, std::int64_t)
-GPUMATS_CMRS_INSTANTIATE(float)
-GPUMATS_CMRS_INSTANTIATE(double)
+GPUMATS_FORMAT_DEVICE_INSTANTIATE(GPUMATS_NO_EXTRA_V, GPUMATS_NO_EXTRA_VI)
 
 } // namespace cmrs
 } // namespace gpumats

@@ -1,7 +1,7 @@
 // CMRS on the GPU: what the glue and the tests may call. Implemented in cuda.cu.
 #pragma once
 
-#include "../common/cuda/csr.hpp"
+#include "../common/cuda/format.hpp"
 #include "core.hpp"
 
 namespace gpumats {
@@ -21,8 +21,7 @@ template <class V, class I>
 std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &A, const Params &p, cuda::BuildLog *log = nullptr);
 
 // The same from a host CSR, uploaded first on the default stream (the tests' entry point).
-template <class V, class I>
-std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p);
+using cuda::build_on_device;
 
 // Brings a device copy back into host form (tests compare it with from_csr).
 template <class V>

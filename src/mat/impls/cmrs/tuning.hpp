@@ -3,6 +3,7 @@
 // (tests/core/test_calibration.cpp).
 #pragma once
 
+#include "../common/core/gpu_table.hpp"
 #include "tuned.hpp"
 
 #include <cmath>
@@ -11,13 +12,9 @@
 namespace gpumats {
 namespace cmrs {
 
-// The sweep of this GPU model (the name CUDA gives it, exactly as the sweep recorded it), or null.
-inline const TunedGpu *tuned_gpu(const std::string &gpu)
-{
-  for (int i = 0; i < kTunedCount; ++i)
-    if (gpu == kTuned[i].gpu) return &kTuned[i];
-  return nullptr;
-}
+// The sweep of this GPU model, or null: another model's fastest kernels are no guide, so there is
+// no fallback (the built-in rule stands).
+inline const TunedGpu *tuned_gpu(const std::string &gpu) { return measured_on(kTuned, kTunedCount, gpu); }
 
 // The choice of the measured family whose mean row length is nearest mu in ratio (row lengths
 // set how many strips a warp's entries span, which is what the kernels differ in), or null.

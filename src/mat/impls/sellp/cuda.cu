@@ -26,6 +26,7 @@ namespace gpumats {
 namespace sellp {
 
 using cuda::Buffer;
+using cuda::blocks_for;
 using cuda::DictionaryValues;
 using cuda::LoadPolicy;
 using cuda::PlainValues;
@@ -41,8 +42,6 @@ int log2i(int v)
   while ((1 << l) < v) ++l;
   return l;
 }
-
-unsigned blocks_for(std::int64_t n) { return unsigned((n + 255) / 256); }
 
 // Column of the entry at offset e of the slice (slice column sc), in either index form.
 template <bool IDX16, LoadPolicy P>
@@ -552,14 +551,6 @@ std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &
   return D;
 }
 
-template <class V, class I>
-std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p)
-{
-  check_params(p);
-  const cuda::DeviceCsr<V, I> up(A, nullptr);
-  return build_on_device(up, p);
-}
-
 template <class V>
 Matrix<V> download(const cuda::Operator<V> &op)
 {
@@ -643,25 +634,17 @@ void encode_values(cuda::Operator<V> &op, const std::vector<V> &table)
   const std::int64_t stored = D.footprint.stored;
   cuda::encode_dictionary("SELL-P", table, D.code_bytes, D.codes, D.table, D.val, D.footprint, [&](int w, Buffer &codes, const Buffer &tab, int *missing) {
     auto go = [&](auto kernel, auto *out) {
-      kernel<<<unsigned((stored + 255) / 256), 256>>>(stored, D.col.get(), D.val.template as<V>(), tab.as<V>(), int(table.size()), out, missing);
+      kernel<<<blocks_for(stored), 256>>>(stored, D.col.get(), D.val.template as<V>(), tab.as<V>(), int(table.size()), out, missing);
     };
     if (w == 1) D.index16 ? go(encode_kernel<V, std::uint8_t, true>, codes.as<std::uint8_t>()) : go(encode_kernel<V, std::uint8_t, false>, codes.as<std::uint8_t>());
     else D.index16 ? go(encode_kernel<V, std::uint16_t, true>, codes.as<std::uint16_t>()) : go(encode_kernel<V, std::uint16_t, false>, codes.as<std::uint16_t>());
   });
 }
 
-#define GPUMATS_SELLP_INSTANTIATE_I(V, I)                                                                                                    \
-  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, I>(const cuda::DeviceCsr<V, I> &, const Params &, cuda::BuildLog *);         \
-  template std::unique_ptr<cuda::Operator<V>> build_on_device<V, I>(const CsrView<V, I, I> &, const Params &);                                \
-  template std::int64_t                       stored_on_device<V, I>(const cuda::DeviceCsr<V, I> &, const Params &);
-#define GPUMATS_SELLP_INSTANTIATE(V)                                                                                                         \
-  template std::unique_ptr<cuda::Operator<V>> to_device<V>(const Matrix<V> &);                                                               \
-  template Matrix<V>                          download<V>(const cuda::Operator<V> &);                                                        \
-  template void                               encode_values<V>(cuda::Operator<V> &, const std::vector<V> &);                                  \
-  GPUMATS_SELLP_INSTANTIATE_I(V, std::int32_t)                                                                                               \
-  GPUMATS_SELLP_INSTANTIATE_I(V, std::int64_t)
-GPUMATS_SELLP_INSTANTIATE(float)
-GPUMATS_SELLP_INSTANTIATE(double)
+// Beyond the shared interface: the dictionary encoding and the stored size of an upload.
+#define GPUMATS_SELLP_EXTRA_V(V) template void encode_values<V>(cuda::Operator<V> &, const std::vector<V> &);
+#define GPUMATS_SELLP_EXTRA_VI(V, I) template std::int64_t stored_on_device<V, I>(const cuda::DeviceCsr<V, I> &, const Params &);
+GPUMATS_FORMAT_DEVICE_INSTANTIATE(GPUMATS_SELLP_EXTRA_V, GPUMATS_SELLP_EXTRA_VI)
 
 } // namespace sellp
 } // namespace gpumats

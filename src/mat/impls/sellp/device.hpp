@@ -1,7 +1,7 @@
 // SELL-P on the GPU: what the glue and the tests may call. Implemented in cuda.cu.
 #pragma once
 
-#include "../common/cuda/csr.hpp"
+#include "../common/cuda/format.hpp"
 #include "core.hpp"
 
 namespace gpumats {
@@ -22,8 +22,7 @@ template <class V, class I>
 std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &A, const Params &p, cuda::BuildLog *log = nullptr);
 
 // The same from a host CSR, uploaded first on the default stream (the tests' entry point).
-template <class V, class I>
-std::unique_ptr<cuda::Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Params &p);
+using cuda::build_on_device;
 
 // Replaces the plain values of a device copy by codes into `table`: the distinct values of the
 // matrix sorted by bit pattern (dictionary_table), 1 to 65536 of them. The device half of

@@ -11,31 +11,28 @@ namespace gpumats {
 
 PetscErrorCode Residency::format_current(Mat A, PetscBool *current)
 {
-  PetscObjectId    aid;
-  PetscObjectState ast;
+  MatStamp now;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectGetId((PetscObject)A, &aid));
-  PetscCall(PetscObjectStateGet((PetscObject)A, &ast));
-  *current = (valid_ && aid == id_ && (ast == state_ || (from_assembly_ && ast == state_ + 1))) ? PETSC_TRUE : PETSC_FALSE;
-  if (*current) state_ = ast, from_assembly_ = false;
+  PetscCall(format_.read(A, &now));
+  *current = format_.current_for(now) ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode Residency::format_built(Mat A, bool in_assembly)
 {
+  MatStamp now;
+
   PetscFunctionBegin;
-  PetscCall(PetscObjectGetId((PetscObject)A, &id_));
-  PetscCall(PetscObjectStateGet((PetscObject)A, &state_));
-  valid_         = true;
-  from_assembly_ = in_assembly;
+  PetscCall(format_.read(A, &now));
+  format_.made_from(now, in_assembly);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 void Residency::drop_shadow()
 {
   if (shadow_) (void)MatDestroy(&shadow_);
-  shadow_state_ = shadow_nz_ = -1;
+  shadow_made_.forget();
   shadow_coo_ = coo_pending_ = host_stale_ = shadow_shares_ = false;
 }
 
@@ -56,7 +53,9 @@ PetscErrorCode Residency::make_host_current(Mat A)
   PetscCall(MatSeqAIJRestoreArrayRead(shadow_, &sv));
   // no state change: A's values are the ones it had, now on both sides, so the shadow is current
   // for A's present state (shadow_for uploads nothing until A changes)
-  PetscCall(PetscObjectStateGet((PetscObject)A, &shadow_state_));
+  PetscObjectState st;
+  PetscCall(PetscObjectStateGet((PetscObject)A, &st));
+  shadow_made_.values_agree_at(st);
 #else
   (void)A; // without a CUDA PETSc no values live on the GPU
 #endif
@@ -67,23 +66,22 @@ PetscErrorCode Residency::make_host_current(Mat A)
 
 PetscErrorCode Residency::shadow_for(Mat A, Mat *S)
 {
-  PetscObjectState   st, nz;
+  MatStamp           now;
   const PetscScalar *va;
   PetscScalar       *vs;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectStateGet((PetscObject)A, &st));
-  PetscCall(MatGetNonzeroState(A, &nz));
+  PetscCall(shadow_made_.read(A, &now));
   if (shadow_ && coo_pending_) { // made by MatSetPreallocationCOO, before PETSc raised A's nonzero state
-    shadow_nz_   = nz;
+    shadow_made_.pattern_from(now);
     coo_pending_ = false;
   }
-  if (shadow_ && nz != shadow_nz_) {
+  if (shadow_ && !shadow_made_.same_pattern(now)) {
     PetscCall(make_host_current(A)); // (a new pattern through the host: nothing stale then, but never lose values)
     drop_shadow();
   }
-  if (shadow_ && host_stale_) shadow_state_ = st;
-  if (shadow_ && st == shadow_state_) {
+  if (shadow_ && host_stale_) shadow_made_.values_agree_at(now.state);
+  if (shadow_ && shadow_made_.current_for(now)) {
     *S = shadow_;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -94,7 +92,6 @@ PetscErrorCode Residency::shadow_for(Mat A, Mat *S)
     // one for each operand of its products). The shadow never owns or frees them; it is dropped
     // (above) as soon as A's nonzero state moves, which is when SeqAIJ reallocates them.
     PetscCall(ShadowOver(A, &shadow_));
-    shadow_nz_     = nz;
     shadow_shares_ = true;
   } else {
     // marks the host side current: aijcusparse uploads at its next use
@@ -107,7 +104,7 @@ PetscErrorCode Residency::shadow_for(Mat A, Mat *S)
     PetscCall(MatSeqAIJRestoreArrayWrite(shadow_, &vs));
   }
   PetscCall(UploadPinned(shadow_, made));
-  shadow_state_ = st;
+  shadow_made_.made_from(now);
   PetscCall(PetscLogEventEnd(ShadowEvent(), A, 0, 0, 0));
   *S = shadow_;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -153,10 +150,11 @@ PetscErrorCode Residency::adopt_product_values(Mat C, Mat inner, bool raised_on_
     PetscCall(PetscObjectReference((PetscObject)inner));
     shadow_ = inner;
   }
-  PetscCall(PetscObjectStateGet((PetscObject)C, &shadow_state_));
-  PetscCall(MatGetNonzeroState(C, &shadow_nz_));
+  MatStamp now;
+  PetscCall(shadow_made_.read(C, &now));
+  if (raised_on_return) now.state += 1;
+  shadow_made_.made_from(now);
   host_stale_ = true;
-  if (raised_on_return) shadow_state_ += 1;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "../operator/format_operator.hpp"
+#include "copy_record.hpp"
 
 namespace gpumats {
 
@@ -28,7 +29,7 @@ public:
   PetscErrorCode format_current(Mat A, PetscBool *current);
   PetscErrorCode format_built(Mat A, bool in_assembly);
   // for changes PETSc does not record in a state (MatRetrieveValues, new parameters, new blocks)
-  void format_stale() { valid_ = false; }
+  void format_stale() { format_.forget(); }
 
   // ---- the host CSR ----
   bool host_stale() const { return host_stale_; }
@@ -66,13 +67,11 @@ public:
 #endif
 
 private:
-  // the format copy: current for (id_, state_) while valid_
-  PetscObjectId    id_    = 0;
-  PetscObjectState state_ = 0;
-  bool             valid_ = false, from_assembly_ = false;
-  // the shadow: current with A's (state, nonzero state) = (shadow_state_, shadow_nz_)
-  Mat              shadow_       = nullptr;
-  PetscObjectState shadow_state_ = -1, shadow_nz_ = -1;
+  // the format copy: current for the (id, state) it was built from
+  CopyRecord format_{CopyRecord::kId};
+  // the shadow: current with the (state, nonzero state) of A it holds
+  Mat        shadow_ = nullptr;
+  CopyRecord shadow_made_{CopyRecord::kPattern};
   // the shadow holds A's own host arrays rather than arrays of its own (a product's result keeps the
   // product's aijcusparse matrix; PETSc before 3.25 gives a COO shadow its own)
   bool shadow_shares_ = false;

@@ -106,21 +106,18 @@ PetscErrorCode ShadowOver(Mat A, Mat *S)
 void BlockShadow::release()
 {
   if (shadow_) (void)MatDestroy(&shadow_);
-  id_ = -1, state_ = nz_ = -1;
+  made_.forget();
 }
 
 PetscErrorCode BlockShadow::of(Mat block, Mat *S)
 {
-  PetscObjectId    id;
-  PetscObjectState st, nz;
-  PetscScalar     *vs;
+  MatStamp     now;
+  PetscScalar *vs;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectGetId((PetscObject)block, &id));
-  PetscCall(PetscObjectStateGet((PetscObject)block, &st));
-  PetscCall(MatGetNonzeroState(block, &nz));
-  if (shadow_ && (id != id_ || nz != nz_)) release(); // another block, or arrays SeqAIJ reallocated
-  if (shadow_ && st == state_) {
+  PetscCall(made_.read(block, &now));
+  if (shadow_ && !made_.same_pattern(now)) release(); // another block, or arrays SeqAIJ reallocated
+  if (shadow_ && made_.current_for(now)) {
     // what is known of the block's symmetry, set at any time without a state change: with it
     // block Jacobi's sub-solver defaults to ICC on a symmetric matrix, as on mpiaijcusparse's block
     PetscCall(MatPropagateSymmetryOptions(block, shadow_));
@@ -136,7 +133,7 @@ PetscErrorCode BlockShadow::of(Mat block, Mat *S)
   }
   PetscCall(UploadPinned(shadow_, made));
   PetscCall(MatPropagateSymmetryOptions(block, shadow_));
-  id_ = id, state_ = st, nz_ = nz;
+  made_.made_from(now);
   PetscCall(PetscLogEventEnd(shadow_event, block, 0, 0, 0));
   *S = shadow_;
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "../operator/format_operator.hpp"
+#include "copy_record.hpp"
 
 namespace gpumats {
 
@@ -35,9 +36,8 @@ public:
   void           release();
 
 private:
-  Mat              shadow_ = nullptr;
-  PetscObjectId    id_     = -1;
-  PetscObjectState state_ = -1, nz_ = -1;
+  Mat        shadow_ = nullptr;
+  CopyRecord made_{CopyRecord::kId | CopyRecord::kPattern}; // of the block
 };
 #endif
 

@@ -687,6 +687,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   auto *d   = new MpiData;
   d->info   = &f;
   d->device = device;
+  d->to_aij = ToAIJ;
   d->values_update = kDefaultValuesUpdate;
   d->proto  = f.make();
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<MpiKind>, ConvertBack<MpiKind>));

@@ -289,6 +289,7 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
   auto *d   = new SeqData;
   d->info   = &f;
   d->device = device;
+  d->to_aij = ToAIJ;
   d->values_update = kDefaultValuesUpdate;
   d->op     = f.make();
   PetscCall(InstallType(A, d, prefix, ours, ConvertInto<SeqKind>, ConvertBack<SeqKind>));

@@ -1,39 +1,10 @@
 // Type installation and conversion plumbing shared by the Seq and MPI types (type_data.hpp).
-#include "seq_mpi.hpp"
+#include "type_data.hpp"
 
 #include <tuple>
 #include <utility>
 
 namespace gpumats {
-
-PetscErrorCode BlockCopy::update(Mat block, const FormatInfo &f, const FormatOperator &proto, const BlockBuild &how)
-{
-  PetscObjectId    bid;
-  PetscObjectState bstate;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectGetId((PetscObject)block, &bid));
-  PetscCall(PetscObjectStateGet((PetscObject)block, &bstate));
-  if (op && bid == id && bstate == state) PetscFunctionReturn(PETSC_SUCCESS);
-  if (!op) op = proto.clone_parameters();
-  id = -1;
-  PetscCall(BuildFromSeqAIJ(block, f, *op, how));
-  id = bid, state = bstate;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode BlockCopy::release_if_stale(Mat block)
-{
-  PetscObjectId    bid;
-  PetscObjectState bstate;
-
-  PetscFunctionBegin;
-  if (!op) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscObjectGetId((PetscObject)block, &bid));
-  PetscCall(PetscObjectStateGet((PetscObject)block, &bstate));
-  if (bid != id || bstate != state) *this = BlockCopy{};
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 namespace {
 
@@ -115,6 +86,18 @@ PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscB
   }
   if (zero) PetscCall(PetscInfo(A, "values all zero (sampled), as DMCreateMatrix assembles them: the format copy is built at the next assembly or the first use\n"));
   *build = zero ? PETSC_FALSE : PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StripToAIJ(Mat A, MatType base)
+{
+  TypeData *d = Data(A);
+  PetscBool plain;
+
+  PetscFunctionBegin;
+  if (d) PetscCall(d->to_aij(A, false));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, base, &plain));
+  if (!plain) PetscCall(MatConvert(A, base, MAT_INPLACE_MATRIX, &A)); // e.g. from aijcusparse
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -266,8 +249,7 @@ PetscErrorCode ConvertAsAIJ(Mat A, MatType newtype, MatReuse reuse, Mat *B)
   for (const char *p : {"seq", "mpi", ""})
     if (!f) PetscCall(PetscObjectQueryFunction((PetscObject)A, convert_name(aij, p + std::string(newtype)).c_str(), &f));
   if (reuse == MAT_INPLACE_MATRIX) {
-    if (seq) PetscCall(StripToAIJ<SeqKind>(A));
-    else PetscCall(StripToAIJ<MpiKind>(A));
+    PetscCall(StripToAIJ(A, aij.c_str()));
     PetscCall(MatConvert(A, newtype, MAT_INPLACE_MATRIX, B));
   } else if (f) {
     PetscCall(PetscInfo(A, "MatConvert of %s into %s by AIJ's converter\n", ((PetscObject)A)->type_name, newtype));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "../operator/format_operator.hpp"
+#include "../residency/block_copy.hpp"
 #include "../residency/residency.hpp"
 #include "../residency/shadow.hpp"
 
@@ -47,23 +48,6 @@ constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD
                                                MATOP_BIND_TO_CPU,  MATOP_CREATE_SUBMATRICES, MATOP_GET_DIAGONAL_BLOCK,
                                                MATOP_LUFACTOR,     MATOP_ILUFACTOR,        MATOP_CREATE_SUBMATRIX};
 
-// A format copy of a SeqAIJ block, or of its transpose, kept while the block keeps the (id, state)
-// it was built from: the MPI types' diagonal and off-diagonal blocks and every transposed copy.
-struct BlockCopy {
-  std::unique_ptr<FormatOperator> op;
-  PetscObjectId                   id    = -1;
-  PetscObjectState                state = -1;
-
-  // brings op up to date with `block` unless it is current (BuildFromSeqAIJ with `how`: its values
-  // only where its pattern allows); a new op takes proto's parameters
-  PetscErrorCode update(Mat block, const FormatInfo &f, const FormatOperator &proto, const BlockBuild &how);
-  void           forget() { id = -1; } // after changes PETSc does not record in a state
-  // frees op (and its GPU memory) unless it is current for `block`: a transposed copy, once its
-  // block has changed, is only rebuilt at the next product with A^T, which may never come
-  PetscErrorCode release_if_stale(Mat block);
-  bool           held() const { return op != nullptr; } // a copy is allocated, current or not
-};
-
 // Base of the Seq and MPI per-matrix data (A->spptr).
 struct TypeData {
   const FormatInfo *info   = nullptr;
@@ -78,6 +62,9 @@ struct TypeData {
   UpdateCounts     updates;                             // of the format copies, for MatGpuMatsGetUpdateCounts and -mat_view
   // which copies of A's values are current (host CSR, format copy, aijcusparse shadow, COO maps)
   Residency        where;
+  // the Kind's ToAIJ (seq.cxx, mpi.cxx), set when the type is installed, so that the operations
+  // common to both kinds can strip A without naming its kind
+  PetscErrorCode (*to_aij)(Mat, bool destroying) = nullptr;
   // MatSetPreallocationCOO_C and MatSetValuesCOO_C of SeqAIJ/MPIAIJ (coo.cxx); ncoo: the triplets
   // of the last preallocation (-1: none through ours)
   PetscCount       ncoo = -1;
@@ -201,19 +188,12 @@ PetscErrorCode RegisterPetscFactors();
 // A's rows, x its columns, and x differ from r.
 PetscErrorCode CheckResidualArgs(Mat A, Vec b, Vec x, Vec r);
 
+// A made a plain `base` (MATSEQAIJ/MATMPIAIJ) in place: our data goes (TypeData::to_aij), and
+// an AIJ subclass of PETSc's (aijcusparse) is converted.
+PetscErrorCode StripToAIJ(Mat A, MatType base);
+
 // Generic MatConvert bodies, instantiated per (kind, format, device) in seq.cxx / mpi.cxx.
 // Kind provides: prefix, base (MATSEQAIJ/MATMPIAIJ), FromAIJ(Mat, FormatInfo&, bool), ToAIJ(Mat).
-template <class Kind>
-PetscErrorCode StripToAIJ(Mat A)
-{
-  PetscBool ours = Data(A) ? PETSC_TRUE : PETSC_FALSE, plain;
-
-  PetscFunctionBegin;
-  if (ours) PetscCall(Kind::ToAIJ(A));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, Kind::base, &plain));
-  if (!plain) PetscCall(MatConvert(A, Kind::base, MAT_INPLACE_MATRIX, &A)); // e.g. from aijcusparse
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 // MatConvert into one of our types. PETSc hands over the type name it was asked for (a root name
 // such as "cmrscuda" or a concrete one); the registry says which format and form that is.
@@ -231,7 +211,7 @@ PetscErrorCode ConvertInto(Mat A, MatType newtype, MatReuse reuse, Mat *B)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &C));
-  PetscErrorCode err = StripToAIJ<Kind>(C);
+  PetscErrorCode err = StripToAIJ(C, Kind::base);
   if (!err) err = Kind::FromAIJ(C, *f, device);
   if (err && C != A) PetscCall(MatDestroy(&C)); // a failed conversion leaves nothing behind
   PetscCall(err);
