@@ -1,5 +1,6 @@
 // Format copies of a SeqAIJ block: built from its CSR, or given new values from a device array.
 #include "format_operator.hpp"
+#include "quiet.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -13,7 +14,7 @@ PetscLogEvent values_event = 0; // GpuMatsValues: a values-only refill of a form
 
 // The RCM order of a square block from PETSc's MatGetOrdering (new position -> original row),
 // computed on a SeqAIJ that wraps the block's own CSR arrays (MatCreateSeqAIJWithArrays: no copy,
-// assembled by construction). The block itself cannot be asked: it is converted from inside its
+// assembled by construction, out of sight of -mat_view). The block itself cannot be asked: it is converted from inside its
 // own MatAssemblyEnd, before PETSc marks it assembled, and MatGetOrdering takes assembled
 // matrices only. The wrapper is ordered row by row, as the copy stores the rows: its inodes (found
 // when it was assembled) are switched off, and a second assembly drops them, as PETSc lets a user
@@ -26,10 +27,14 @@ static PetscErrorCode RcmOrder(PetscInt m, const PetscInt *ia, const PetscInt *j
 
   PetscFunctionBegin;
   // the wrapper takes non-const arrays; it neither frees them nor changes their values
-  PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, m, m, const_cast<PetscInt *>(ia), const_cast<PetscInt *>(ja), const_cast<PetscScalar *>(aa), &graph));
-  PetscCall(MatSetOption(graph, MAT_USE_INODES, PETSC_FALSE));
-  PetscCall(MatAssemblyBegin(graph, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(graph, MAT_FINAL_ASSEMBLY));
+  PetscCall(WithoutOptionViewers([&]() {
+    PetscFunctionBegin;
+    PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, m, m, const_cast<PetscInt *>(ia), const_cast<PetscInt *>(ja), const_cast<PetscScalar *>(aa), &graph));
+    PetscCall(MatSetOption(graph, MAT_USE_INODES, PETSC_FALSE));
+    PetscCall(MatAssemblyBegin(graph, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(graph, MAT_FINAL_ASSEMBLY));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }));
   PetscCall(MatGetOrdering(graph, MATORDERINGRCM, &rperm, &cperm));
   PetscCall(ISGetIndices(rperm, &p));
   order.assign(p, p + m);

@@ -2,6 +2,7 @@
 // shadow cost no host copy (GAMG makes one for each operand of its products); what it costs is the
 // device CSR that aijcusparse itself would hold.
 #include "shadow.hpp"
+#include "../operator/quiet.hpp"
 #include "../runtime/events.hpp"
 
 #if PetscDefined(HAVE_CUDA)
@@ -80,8 +81,12 @@ PetscErrorCode SharedShadow(Mat A, const PetscInt *ia, const PetscInt *ja, const
   s->free_ij = PETSC_FALSE;
   for (PetscInt r = 0; r < m; ++r) s->ilen[r] = s->imax[r] = ia[r + 1] - ia[r];
   s->maxnz = m > 0 ? ia[m] : 0; // (MatGetInfo's allocated nonzeros, in -ksp_view: as MatCreateSeqAIJWithArrays says)
-  PetscCall(MatAssemblyBegin(*S, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*S, MAT_FINAL_ASSEMBLY));
+  PetscCall(WithoutOptionViewers([S]() {
+    PetscFunctionBegin;
+    PetscCall(MatAssemblyBegin(*S, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(*S, MAT_FINAL_ASSEMBLY));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }));
   PetscCall(MatConvert(*S, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, S));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
