@@ -78,5 +78,34 @@ judge shipped-output-one-iteration-less fail "$REF" "$SHIPPED" "$(grep -v '1 KSP
 judge shipped-output-plus-a-line-of-ours fail "$REF" "$SHIPPED" "$SHIPPED
     using something the reference does not"
 
+# the reference type departs from the shipped output (it diverges, and its block view lacks the
+# block size); ours agrees with the shipped output exactly there, and with the reference elsewhere
+REF2="  0 KSP Residual norm 529.43
+  1 KSP Residual norm 135.942
+  Linear solve did not converge due to DIVERGED_INDEFINITE_PC iterations 2
+    type: mpiaijcusparse
+      not using I-node routines
+          rows=9604, cols=9604"
+SHIPPED2="  0 KSP Residual norm 529.43
+  1 KSP Residual norm 135.942
+  2 KSP Residual norm 269.201
+  Linear solve converged due to CONVERGED_RTOL iterations 2
+    type: mpiaij
+      using I-node routines: found 2401 nodes, limit used is 5
+          rows=9604, cols=9604, bs=4"
+OURS2="  0 KSP Residual norm 529.43
+  1 KSP Residual norm 135.942
+  2 KSP Residual norm 269.201
+  Linear solve converged due to CONVERGED_RTOL iterations 2
+    type: mpiaijcmrscuda
+      not using I-node routines
+          rows=9604, cols=9604, bs=4"
+judge shipped-where-the-reference-departs pass "$REF2" "$SHIPPED2" "$OURS2"
+judge departs-where-the-reference-agrees-with-shipped fail "$REF2" "$SHIPPED2" "$(grep -v '1 KSP Residual' <<<"$OURS2")"
+judge departs-from-reference-and-shipped fail "$REF2" "$SHIPPED2" "${OURS2//iterations 2/iterations 3}"
+judge shipped-where-the-reference-departs-plus-a-line-of-ours fail "$REF2" "$SHIPPED2" "$OURS2
+    using something the reference does not"
+judge reference-departs-ours-with-it-elsewhere-not fail "$REF2" "$SHIPPED2" "${OURS2//, bs=4/, bs=2}"
+
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
