@@ -114,12 +114,14 @@ fi
 # --- 4. the PETSc-level suite with the *cuda types -----------------------------------------------
 if ! gskipped suite; then
 echo "# PETSc-level suite with the CUDA types"
+# (a log per choice of sections, for parts of this script run side by side)
+suite_log=build/test-logs/suite-gpu${GPUMATS_SKIP:+-without-$(tr -s ' ' '-' <<<"$GPUMATS_SKIP")}.log
 # one test at a time unless GPUMATS_JOBS says otherwise: side by side (16 ranks at once on the
 # 16-core H200 machine, each with a CUDA context of its own on the one GPU) the section of
 # PETSc-level tests had not finished after 590 s, against about 7 minutes one at a time (one try)
 GPUMATS_JOBS=${GPUMATS_JOBS:-1} GPUMATS_TYPES="cmrscuda sellpcuda bellpackcuda autocuda" GPUMATS_REF=aijcusparse GPUMATS_VEC=cuda \
-  GPUMATS_SKIP="core variants download scaling conformance ${GPUMATS_SKIP:-}" bash tests/run.sh 2>&1 | tee build/test-logs/suite-gpu.log | grep -E '^not ok|^# |passed'
-tally build/test-logs/suite-gpu.log
+  GPUMATS_SKIP="core variants download scaling conformance ${GPUMATS_SKIP:-}" bash tests/run.sh 2>&1 | tee "$suite_log" | grep -E '^not ok|^# |passed'
+tally "$suite_log"
 fi
 
 # --- 5. zero-copy inside KSPSolve ------------------------------------------------------------
@@ -194,6 +196,8 @@ fi
 if ! gskipped placement; then
 echo "# 2 ranks: one GPU per node-local rank, and CG with each ghost exchange"
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+# (the GPUs a process sees: CUDA_VISIBLE_DEVICES, where set, names fewer than nvidia-smi lists)
+[ -z "${CUDA_VISIBLE_DEVICES:-}" ] || ngpu=$(tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .)
 ngpu=${ngpu:-1}
 [ "$ngpu" -ge 1 ] || ngpu=1
 EX45=(build/bin/tutorial-ex45 -dll_append "$PWD/lib/libpetscgpumats.so" -dm_vec_type cuda -da_grid_x 41 -da_grid_y 41 -da_grid_z 41 -ksp_type cg -pc_type jacobi)
