@@ -205,13 +205,14 @@ run_harness() { # name extra-options cases [testdir [jobs [signature]]]
   fi
   [ -f "$out/tap.log" ] || : >"$out/tap.log"
   echo $((SECONDS - t0)) >"$out/seconds"
-  # the longest cases of this pass: the harness appends each command's times to timing.out in
-  # the case's run folder
+  # each case's time in this pass (times: "case seconds", longest first) and the longest five: the
+  # harness appends each command's times to timing.out in the case's run folder
   find "$tests" -name timing.out -newer "$out/harness.log.start" 2>/dev/null |
     while read -r f; do
       d=${f%/timing.out}
       awk -v c="${d##*/run}" '$1 == "real" { t += $2 } END { printf "%s %.0f\n", c, t }' "$f"
-    done | sort -k2,2nr | head -5 | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $1, $2 }' >"$out/slowest"
+    done | sort -k2,2nr >"$out/times"
+  head -5 "$out/times" | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $1, $2 }' >"$out/slowest"
 }
 
 # One line per case of a tap log: "CASE pass|fail|skip". A case's lines are its command's
@@ -243,7 +244,12 @@ failure_detail() { # out case tap-comment [testdir]
   fi
   dir=$(grep -rl --include='run*.sh' -m1 "^label='${key%%+*}'\$" "${4:-$TESTS}" 2>/dev/null | head -1)
   dir=${dir%.sh}
-  case $comment in *timeout*) echo "$comment"; return ;; esac
+  case $comment in *timeout*) # with the reference run's time of the case, where it was measured
+    local ref_s
+    ref_s=$(awk -v c="${key%%+*}" 'BEGIN { sub(/^[^-]*-/, "", c) } $1 == c { print $2; exit }' "$WORK/ref/times" 2>/dev/null)
+    echo "$comment${ref_s:+ (the reference run: $ref_s s)}"
+    return ;;
+  esac
   if [ -d "$dir" ]; then
     mkdir -p "$out/failed"
     cp -r "$dir" "$out/failed/$key"
