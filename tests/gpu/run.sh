@@ -9,7 +9,8 @@
 #      and the types of PCMG's levels (every level's operator in ex45's -ksp_view a GPU type);
 #   5. zero-copy: inside KSPSolve a *cuda type copies no more between host and GPU than aijcusparse
 #      (ex45 CG with Jacobi, with PCMG on 3 levels and with GAMG, Chebyshev/Jacobi smoothers);
-#   6. memory: a *cuda type facing a full GPU (tests/petsc/test_oom.c) fails MatConvert and the first
+#   6. memory: every format's device build on a full GPU fails cleanly (test_kernels --only oom);
+#      a *cuda type facing a full GPU (tests/petsc/test_oom.c) fails MatConvert and the first
 #      use after an assembly (which itself succeeds) with PETSC_ERR_MEM, leaves the AIJ matrix intact
 #      and no CUDA error behind, and works once memory is back;
 #   7. placement: on 2 ranks each rank's GPU is its node-local rank modulo the GPUs (-mat_view), and
@@ -23,7 +24,7 @@
 # Prints "N passed, M failed" last; exits nonzero on any failure.
 # GPUMATS_GPU_SKIP: sections of this script to skip (kernels memcheck suite copies memory placement shadows bind), so
 # that a short device session can run a part; GPUMATS_SKIP: sections of tests/run.sh to skip in 4
-# besides those this script always skips.
+# besides those this script always skips; GPUMATS_GPU_TYPES: the types of 4 (default all four).
 set -u
 cd "$(dirname "$0")/../.."
 
@@ -52,38 +53,35 @@ gskipped() { case " ${GPUMATS_GPU_SKIP:-} " in *" $1 "*) echo "# skipped: $1 (GP
 # --- 3. kernel unit tests --------------------------------------------------------------------
 # test_kernels' parts (--only), each run as a process of its own here and under memcheck
 parts="cmrs cmrs-kernels sellp bellpack bellpack-dictionary csr index-forms csr-upload gather values"
-if ! gskipped kernels || ! gskipped memcheck; then
-NVCC=${CUDA_DIR:-/usr/local/cuda}/bin/nvcc
-# linked with the kernels' objects that make compiled (in parallel), not compiled again: those of
-# every .cu of the library. Left as it is when newer than all of them, so that parts of this script
-# run side by side (one per GPU) do not rewrite the program another is running.
-kobjs=$(for f in src/mat/impls/*/*.cu src/mat/impls/common/cuda/*.cu; do o=${f#src/}; echo "build/obj/${o%.cu}.o"; done)
-kstale=0
-for f in tests/gpu/test_kernels.cu $kobjs; do [ build/bin/test_kernels -nt "$f" ] || kstale=1; done
-if [ $kstale = 1 ]; then
-  $NVCC -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels tests/gpu/test_kernels.cu $kobjs -lcusparse \
-    >build/test-logs/kernels-build.log 2>&1 || { tail -20 build/test-logs/kernels-build.log; fail=$((fail + 1)); }
-fi
+if ! gskipped kernels || ! gskipped memcheck || ! gskipped memory; then
+  source tests/gpu/link_kernels.sh
+  link_test_kernels || fail=$((fail + 1))
 fi
 if ! gskipped kernels; then
 echo "# kernel unit tests"
 # one process per part and precision, side by side (the host references dominate and the sweep
-# takes longer than one process may in a short device session), then the out-of-memory test alone:
-# it takes the whole GPU
+# takes longer than one process may in a short device session); its out-of-memory part, which
+# takes the whole GPU, runs in section 6
 # (the parameter sweeps of the formats in 4 shards each: SELL-P's alone ran past 460 s; SELL-P's in
 # 6 since its dictionary cases also re-encode new values: in 4 it stopped the part at 560 s)
+# With several GPUs visible the processes take them in turn: dozens of processes time-sliced on
+# one GPU wait for each other's contexts.
 rm -f build/test-logs/kernels-*-double.log build/test-logs/kernels-*-float.log
+kgpus=(${CUDA_VISIBLE_DEVICES//,/ })
+[ ${#kgpus[@]} -gt 0 ] || kgpus=($(nvidia-smi -L 2>/dev/null | grep -oE '^GPU [0-9]+' | grep -oE '[0-9]+'))
+[ ${#kgpus[@]} -gt 0 ] || kgpus=(0)
+kn=0
 for prec in double float; do
   for p in $parts; do
     [ "$p" = gather ] && [ "$prec" = float ] && continue # double only
     case $p in sellp) n=6 ;; cmrs | cmrs-kernels | bellpack) n=4 ;; bellpack-dictionary) n=2 ;; *) n=1 ;; esac
     for ((k = 0; k < n; k++)); do
-      build/bin/test_kernels --precision $prec --only $p --shard $k/$n >build/test-logs/kernels-$p-$k-$prec.log 2>&1 &
+      CUDA_VISIBLE_DEVICES=${kgpus[kn++ % ${#kgpus[@]}]} build/bin/test_kernels --precision $prec --only $p --shard $k/$n \
+        >build/test-logs/kernels-$p-$k-$prec.log 2>&1 &
     done
   done
 done
 wait
-build/bin/test_kernels --only oom >build/test-logs/kernels-oom-0-double.log 2>&1
 for log in build/test-logs/kernels-*-double.log build/test-logs/kernels-*-float.log; do
   grep '^not ok' "$log"
   echo "$(basename "$log" .log): $(tail -1 "$log")"
@@ -115,11 +113,12 @@ fi
 if ! gskipped suite; then
 echo "# PETSc-level suite with the CUDA types"
 # (a log per choice of sections, for parts of this script run side by side)
-suite_log=build/test-logs/suite-gpu${GPUMATS_SKIP:+-without-$(tr -s ' ' '-' <<<"$GPUMATS_SKIP")}.log
+GPU_TYPES=${GPUMATS_GPU_TYPES:-cmrscuda sellpcuda bellpackcuda autocuda}
+suite_log=build/test-logs/suite-gpu${GPUMATS_SKIP:+-without-$(tr -s ' ' '-' <<<"$GPUMATS_SKIP")}${GPUMATS_GPU_TYPES:+-$(tr -s ' ' '-' <<<"$GPUMATS_GPU_TYPES")}.log
 # one test at a time unless GPUMATS_JOBS says otherwise: side by side (16 ranks at once on the
 # 16-core H200 machine, each with a CUDA context of its own on the one GPU) the section of
 # PETSc-level tests had not finished after 590 s, against about 7 minutes one at a time (one try)
-GPUMATS_JOBS=${GPUMATS_JOBS:-1} GPUMATS_TYPES="cmrscuda sellpcuda bellpackcuda autocuda" GPUMATS_REF=aijcusparse GPUMATS_VEC=cuda \
+GPUMATS_JOBS=${GPUMATS_JOBS:-1} GPUMATS_TYPES="$GPU_TYPES" GPUMATS_REF=aijcusparse GPUMATS_VEC=cuda \
   GPUMATS_SKIP="core variants download scaling conformance ${GPUMATS_SKIP:-}" bash tests/run.sh 2>&1 | tee "$suite_log" | grep -E '^not ok|^# |passed'
 tally "$suite_log"
 fi
@@ -184,8 +183,13 @@ fi
 
 # --- 6. out of GPU memory --------------------------------------------------------------------------
 if ! gskipped memory; then
-# alone: it fills the whole GPU with one allocation, leaving 16 MB, and converts a 1.44M-row Laplacian
-echo "# out of GPU memory: PETSC_ERR_MEM, the AIJ matrix intact, usable once memory is back (test_oom)"
+# alone on its GPU: each fills it. The kernels' builds failing cleanly (test_kernels --only oom), then
+# test_oom, which fills the GPU with one allocation, leaving 16 MB, and converts a 1.44M-row Laplacian
+echo "# out of GPU memory: the kernels' builds, then PETSC_ERR_MEM, the AIJ matrix intact, usable once memory is back (test_oom)"
+build/bin/test_kernels --only oom >build/test-logs/kernels-oom.log 2>&1
+grep '^not ok' build/test-logs/kernels-oom.log
+echo "kernels-oom: $(tail -1 build/test-logs/kernels-oom.log)"
+tally build/test-logs/kernels-oom.log
 build/bin/test_oom -types cmrscuda,sellpcuda,bellpackcuda,autocuda >build/test-logs/oom.log 2>&1
 grep '^not ok' build/test-logs/oom.log
 echo "oom: $(tail -1 build/test-logs/oom.log)"
