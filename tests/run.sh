@@ -14,7 +14,7 @@
 #      (refused with a clear error): tests/variants.sh;
 #   6. PETSc's own test suite (its harness, the tutorials of ksp/ksp, snes and ts) with each host type
 #      swapped in for aij: tests/conformance/run.sh --ci.
-# It prints "N passed, M failed" last and exits nonzero if anything failed. Full logs: build/test-logs.
+# It prints "N passed, M failed" last and exits nonzero if anything failed. Full logs: build/test-logs (GPUMATS_LOGS).
 #
 # Environment (the GPU suite, tests/gpu/run.sh, sets these):
 #   GPUMATS_TYPES  types under test        (default: the registry's host types)
@@ -23,6 +23,7 @@
 #   GPUMATS_SKIP   sections to skip (core petsc tutorials solvers options scaling download conformance variants), e.g. "core"
 #                  when the caller runs it itself; "solvers" skips only the solver paths of 3
 #   GPUMATS_BUILD, GPUMATS_LIBDIR   where the build lives (default build, lib)
+#   GPUMATS_LOGS   where the logs go (default build/test-logs; one per run side by side)
 #   GPUMATS_JOBS   MPI ranks sections 2 and 3 run at once, tests side by side (default: the cores; below 4,
 #                  one test at a time)
 set -u
@@ -36,7 +37,7 @@ TYPES=${TYPES:-cmrs sellp bellpack} # (when test_types could not run; its own ch
 REF=${GPUMATS_REF:-aij}
 VEC=${GPUMATS_VEC:-}
 SKIP=${GPUMATS_SKIP:-}
-LOGS=build/test-logs
+LOGS=${GPUMATS_LOGS:-build/test-logs}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$LOGS"

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# The GPU suite (tests/gpu/run.sh) on a machine with several GPUs, its sections as parts side by
-# side over the GPUs (CUDA_VISIBLE_DEVICES), for a whole suite in about the time of its longest part:
-#   kernels                      the kernel unit tests, their processes taking every GPU in turn
-#   memcheck                     compute-sanitizer memcheck (GPU 1)
-#   petsc (two halves by type)   the PETSc-level unit tests on 1, 2 and 4 ranks (GPUs 2 and 3)
-#   tutorials solvers options    tutorials and solver paths, by the same halves (GPUs 0 and 1)
-#   copies placement shadows bind  (GPU 2)
-# then the out-of-memory section alone: each of its tests fills its GPU, so nothing may share it.
+# The GPU suite (tests/gpu/run.sh) on a machine with four or more GPUs, its sections as parts in
+# three lanes side by side, each lane on GPUs of its own (CUDA_VISIBLE_DEVICES), for a whole suite
+# in about the time of its longest lane:
+#   GPUs 0,1  the kernel unit tests (their processes taking both GPUs in turn), memcheck, copies
+#             placement shadows bind, then the out-of-memory section alone (each of its tests
+#             fills its GPU, so nothing may share it)
+#   GPU 2     the PETSc-level unit tests, then the tutorials and solver paths, for cmrscuda sellpcuda
+#   GPU 3     the same for bellpackcuda autocuda
 # With fewer than four GPUs this runs tests/gpu/run.sh itself, one section after another. Each
-# part's output: build/test-logs/part-<name>.log. Prints each part's failures and "N passed, M
-# failed" over all parts last; exits nonzero on any failure.
+# part's output: build/test-logs/part-<name>.log, its PETSc-level logs in build/test-logs/<name>/.
+# Prints each part's failures and "N passed, M failed" over all parts last; exits nonzero on any
+# failure.
 # Environment: as tests/gpu/run.sh (PETSC_DIR/PETSC_ARCH, GPUMATS_JOBS for the PETSc-level parts).
 set -u
 cd "$(dirname "$0")/../.."
@@ -23,38 +24,44 @@ link_test_kernels || { echo "0 passed, 1 failed (test_kernels)"; exit 1; }
 
 ALL="kernels memcheck suite copies memory placement shadows bind"
 HALF1="cmrscuda sellpcuda" HALF2="bellpackcuda autocuda"
-names=() pids=()
+pids=()
 part() { # name gpus sections run-skip types
   local name=$1 gpu=$2 skip=$ALL s
   for s in $3; do skip=${skip/$s/}; done
-  (CUDA_VISIBLE_DEVICES=$gpu GPUMATS_GPU_SKIP="$skip" GPUMATS_SKIP="$4" GPUMATS_GPU_TYPES="$5" bash tests/gpu/run.sh \
+  # (each part's PETSc-level logs in a folder of its own: the halves run the same cases' references)
+  (CUDA_VISIBLE_DEVICES=$gpu GPUMATS_GPU_SKIP="$skip" GPUMATS_SKIP="$4" GPUMATS_GPU_TYPES="$5" GPUMATS_LOGS=build/test-logs/$name bash tests/gpu/run.sh \
     >"build/test-logs/part-$name.log" 2>&1) &
-  names+=("$name") pids+=($!)
-}
-tally_parts() {
-  local i log last p f
-  for i in "${!names[@]}"; do
-    wait "${pids[$i]}"
-    log=build/test-logs/part-${names[$i]}.log
-    grep '^not ok' "$log" | head -20
-    last=$(tail -1 "$log")
-    echo "# part ${names[$i]}: $last"
-    p=$(grep -oE '^[0-9]+ passed' <<<"$last" | grep -oE '^[0-9]+')
-    f=$(grep -oE '[0-9]+ failed' <<<"$last" | grep -oE '^[0-9]+')
-    pass=$((pass + ${p:-0})) fail=$((fail + ${f:-1}))
-  done
-  names=() pids=()
+  pids+=($!)
 }
 pass=0 fail=0
-part kernels "$(seq -s, 0 $((ngpu - 1)))" "kernels" "" ""
-part memcheck 1 "memcheck" "" ""
-part petsc-1 2 "suite" "tutorials solvers options" "$HALF1"
-part petsc-2 3 "suite" "tutorials solvers options" "$HALF2"
-part tutorials-1 0 "suite" "petsc" "$HALF1"
-part tutorials-2 1 "suite" "petsc" "$HALF2"
-part copies-placement-shadows-bind 2 "copies placement shadows bind" "" ""
-tally_parts
-part memory 0 "memory" "" ""
-tally_parts
+# three lanes, each a sequence of parts on GPUs no other lane uses: a GPU time-sliced between a
+# kernel sweep's processes and PETSc's ranks slows both several times over
+lane() { # "name@gpus:sections:run-skip:types" ...
+  local spec name gpus sections rskip types
+  for spec in "$@"; do
+    IFS=: read -r name sections rskip types <<<"$spec"
+    gpus=${name#*@} name=${name%@*}
+    part "$name" "$gpus" "$sections" "$rskip" "$types"
+    wait "${pids[-1]}"
+  done
+}
+(
+  lane "kernels@0,1:kernels::" "memcheck@1:memcheck::" "copies-placement-shadows-bind@1:copies placement shadows bind::" "memory@0:memory::"
+) &
+lanes=($!)
+(lane "petsc-1@2:suite:tutorials solvers options:$HALF1" "tutorials-1@2:suite:petsc:$HALF1") &
+lanes+=($!)
+(lane "petsc-2@3:suite:tutorials solvers options:$HALF2" "tutorials-2@3:suite:petsc:$HALF2") &
+lanes+=($!)
+wait "${lanes[@]}"
+for name in kernels memcheck copies-placement-shadows-bind memory petsc-1 tutorials-1 petsc-2 tutorials-2; do
+  log=build/test-logs/part-$name.log
+  grep '^not ok' "$log" | head -20
+  last=$(tail -1 "$log" 2>/dev/null)
+  echo "# part $name: $last"
+  p=$(grep -oE '^[0-9]+ passed' <<<"$last" | grep -oE '^[0-9]+')
+  f=$(grep -oE '[0-9]+ failed' <<<"$last" | grep -oE '^[0-9]+')
+  pass=$((pass + ${p:-0})) fail=$((fail + ${f:-1}))
+done
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

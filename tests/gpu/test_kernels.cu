@@ -1187,6 +1187,9 @@ int main(int argc, char **argv)
     return 2;
   }
   const bool dbl = precision != "float", flt = !quick && precision != "double";
+  // wait for the GPU asleep, not spinning: the suite runs dozens of these processes side by side
+  // (with PETSc's ranks), and spinning waits would take the cores their host references need
+  (void)cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
   std::string why;
   if (cuda::device_count(&why) == 0) {
     check::record(false, "gpu/device-present", "no CUDA device: " + why);
