@@ -24,6 +24,8 @@
 #                  when the caller runs it itself; "solvers" skips only the solver paths of 3
 #   GPUMATS_BUILD, GPUMATS_LIBDIR   where the build lives (default build, lib)
 #   GPUMATS_LOGS   where the logs go (default build/test-logs; one per run side by side)
+#   GPUMATS_RESUME=1  the PETSc-level test runs that passed with this very build are not run again
+#                  (a suite stopped by a time limit, continued: tests/resume.sh)
 #   GPUMATS_JOBS   MPI ranks sections 2 and 3 run at once, tests side by side (default: the cores; below 4,
 #                  one test at a time)
 set -u
@@ -58,6 +60,8 @@ notok() {
 }
 skipped() { case " $SKIP " in *" $1 "*) return 0 ;; esac; return 1; }
 logname() { echo "$LOGS/$(echo "$1" | tr ' /=,' '____').log"; }
+source tests/resume.sh
+build_fingerprint
 
 # Counts the "ok ..." / "not ok ..." lines of a finished program's log and shows the failures. A
 # nonzero exit without a "not ok" line, or no checks at all, is a failure of its own.
@@ -72,13 +76,15 @@ count_checks() { # name log exit-code
   if [ $((nok + nbad)) = 0 ]; then notok "$name" "no checks ran (see $log)"; fi
   echo "# $name: $nok passed, $nbad failed"
 }
-# Runs a program that prints "ok ..." / "not ok ..." and counts them.
+# Runs a program that prints "ok ..." / "not ok ..." and counts them (with GPUMATS_RESUME=1, a run
+# that passed with this build is counted from its log: tests/resume.sh).
 run_checks() {
-  local name=$1 log
+  local name=$1 log rc=0
   shift
   log=$(logname "$name")
-  "$@" >"$log" 2>&1
-  count_checks "$name" "$log" $?
+  resumed "$log" || { "$@" >"$log" 2>&1; rc=$?; }
+  count_checks "$name" "$log" $rc
+  record_unit "$log" $([ $rc = 0 ] && ! grep -q '^not ok ' "$log" && grep -q '^ok ' "$log" && echo 1 || echo 0)
 }
 # Test units side by side. Most of the suite is many short runs (each with MPI and, in the GPU
 # suite, CUDA start-up): one at a time, its PETSc-level tests took about 7 minutes and its solver

@@ -32,7 +32,8 @@
 #               the harness on another field (args:*-pc_type*gamg*), or argsearch:TEXT for every
 #               case whose arguments contain TEXT. Default: the tutorials of ksp/ksp, snes and ts
 #               (CPU); every case whose arguments name aijcusparse (about 140, of mat, ksp, snes,
-#               tao and dm) and ksp ex2, ex7, ex45, ex50, ex56 and snes ex19 of the tutorials (GPU).
+#               tao and dm), ksp ex2, ex7, ex45, ex50, ex56 and snes ex19's linear-solver cases of
+#               the tutorials (GPU).
 #   --wide      the default selection plus mat/tests, ksp/ksp/tests and ksp/pc (make conformance;
 #               on the GPU also the whole ksp/ksp and snes tutorials); a selection given replaces
 #               the default or wide one
@@ -138,10 +139,14 @@ else
   export CONFORMANCE_OURS_ROOT="(cmrs|sellp|bellpack|auto)cuda" CONFORMANCE_REF_ROOT="aijcusparse"
   # every case that names aijcusparse, and the tutorials that run the solvers users pick (CG and
   # GMRES with Jacobi, block Jacobi and ILU, ASM, GAMG, PCMG, fieldsplit, MUMPS: ksp ex2, ex7, ex45,
-  # ex50, ex56, snes ex19): about 380 cases, one sitting of a 4-GPU machine. The whole ksp/ksp and
-  # snes tutorials with --wide.
+  # ex50, ex56, and snes ex19's linear-solver cases: its tutorial, fieldsplit, block Jacobi, ASM and
+  # PCMG ones): 216 of the harness's targets with PETSc 3.25.4 (264 with all of ex19's), so that the
+  # reference and the four types' passes fit two 10-minute commands of a 4-GPU machine. The rest of
+  # ex19 (48 targets of nonlinear solvers around the same Jacobian, the slowest cases among them)
+  # and the whole ksp/ksp and snes tutorials with --wide.
   DEFAULT=(argsearch:aijcusparse 'ksp_ksp_tutorials-ex2_*' 'ksp_ksp_tutorials-ex7_*' 'ksp_ksp_tutorials-ex45_*'
-    'ksp_ksp_tutorials-ex50_*' 'ksp_ksp_tutorials-ex56_*' 'snes_tutorials-ex19_*')
+    'ksp_ksp_tutorials-ex50_*' 'ksp_ksp_tutorials-ex56_*' 'snes_tutorials-ex19_tut_*' 'snes_tutorials-ex19_fieldsplit_*'
+    'snes_tutorials-ex19_bjacobi' 'snes_tutorials-ex19_asm_matconvert' 'snes_tutorials-ex19_10')
   WIDER=(ksp/ksp/tutorials snes/tutorials "${WIDER[@]}")
 fi
 [ -f "$LIB" ] || { echo "conformance: no library at $LIB (make lib)"; echo "0 passed, 1 failed"; exit 1; }

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # The GPU suite (tests/gpu/run.sh) on a machine with four or more GPUs, its sections as parts in
-# three lanes side by side, each lane on GPUs of its own (CUDA_VISIBLE_DEVICES), for a whole suite
-# in about the time of its longest lane:
-#   GPUs 0,1  the kernel unit tests (their processes taking both GPUs in turn), memcheck, copies
-#             placement shadows bind, then the out-of-memory section alone (each of its tests
-#             fills its GPU, so nothing may share it)
-#   GPU 2     the PETSc-level unit tests, then the tutorials and solver paths, for cmrscuda sellpcuda
-#   GPU 3     the same for bellpackcuda autocuda
+# four lanes side by side, each on a GPU of its own (CUDA_VISIBLE_DEVICES), for a whole suite in
+# about the time of its longest lane:
+#   GPU 0  the kernel unit tests, then the out-of-memory section (each of its tests fills its GPU,
+#          so nothing may share it)
+#   GPU 1  copies placement shadows bind, then memcheck
+#   GPU 2  the tutorials and solver paths, then the PETSc-level unit tests, for cmrscuda sellpcuda
+#   GPU 3  the same for bellpackcuda autocuda
 # With fewer than four GPUs this runs tests/gpu/run.sh itself, one section after another. Each
 # part's output: build/test-logs/part-<name>.log, its PETSc-level logs in build/test-logs/<name>/.
 # Prints each part's failures and "N passed, M failed" over all parts last; exits nonzero on any
-# failure.
-# Environment: as tests/gpu/run.sh (PETSC_DIR/PETSC_ARCH, GPUMATS_JOBS for the PETSc-level parts).
+# failure. A whole suite takes longer than a 10-minute command: GPUMATS_RESUME=1 in a second
+# command on the same machine continues it (tests/resume.sh), running only what has not passed.
+# Environment: as tests/gpu/run.sh (PETSC_DIR/PETSC_ARCH, GPUMATS_JOBS for the PETSc-level parts,
+# GPUMATS_RESUME).
 set -u
 cd "$(dirname "$0")/../.."
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
@@ -21,6 +23,8 @@ make -j"$(nproc)" lib tests >build-gpu.log 2>&1 || { tail -30 build-gpu.log; ech
 mkdir -p build/test-logs
 source tests/gpu/link_kernels.sh # once, before the parts that run it
 link_test_kernels || { echo "0 passed, 1 failed (test_kernels)"; exit 1; }
+source tests/resume.sh # the build's fingerprint, shared by the parts (GPUMATS_RESUME=1 continues a stopped suite)
+build_fingerprint
 
 ALL="kernels memcheck suite copies memory placement shadows bind"
 HALF1="cmrscuda sellpcuda" HALF2="bellpackcuda autocuda"
@@ -34,7 +38,7 @@ part() { # name gpus sections run-skip types
   pids+=($!)
 }
 pass=0 fail=0
-# three lanes, each a sequence of parts on GPUs no other lane uses: a GPU time-sliced between a
+# four lanes, each a sequence of parts on a GPU no other lane uses: a GPU time-sliced between a
 # kernel sweep's processes and PETSc's ranks slows both several times over
 lane() { # "name@gpus:sections:run-skip:types" ...
   local spec name gpus sections rskip types
@@ -45,13 +49,14 @@ lane() { # "name@gpus:sections:run-skip:types" ...
     wait "${pids[-1]}"
   done
 }
-(
-  lane "kernels@0,1:kernels::" "memcheck@1:memcheck::" "copies-placement-shadows-bind@1:copies placement shadows bind::" "memory@0:memory::"
-) &
+# (in each lane the parts GPUMATS_RESUME cannot continue first: their units are not kept)
+lane "tutorials-1@2:suite:petsc:$HALF1" "petsc-1@2:suite:tutorials solvers options:$HALF1" &
 lanes=($!)
-(lane "petsc-1@2:suite:tutorials solvers options:$HALF1" "tutorials-1@2:suite:petsc:$HALF1") &
+lane "tutorials-2@3:suite:petsc:$HALF2" "petsc-2@3:suite:tutorials solvers options:$HALF2" &
 lanes+=($!)
-(lane "petsc-2@3:suite:tutorials solvers options:$HALF2" "tutorials-2@3:suite:petsc:$HALF2") &
+lane "copies-placement-shadows-bind@1:copies placement shadows bind::" "memcheck@1:memcheck::" &
+lanes+=($!)
+lane "kernels@0:kernels::" "memory@0:memory::" &
 lanes+=($!)
 wait "${lanes[@]}"
 for name in kernels memcheck copies-placement-shadows-bind memory petsc-1 tutorials-1 petsc-2 tutorials-2; do

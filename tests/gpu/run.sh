@@ -22,6 +22,8 @@
 #      and 2 ranks): no GPU flops on any PCMG level, aijcusparse's iterations (test_bind, in 4, binds each
 #      type on 1, 2 and 4 ranks: no GPU flops while bound).
 # Prints "N passed, M failed" last; exits nonzero on any failure.
+# GPUMATS_RESUME=1: continue a suite a time limit stopped: the kernel-test shards, memcheck parts and
+# PETSc-level test runs that passed with this very build are counted from their logs (tests/resume.sh).
 # GPUMATS_GPU_SKIP: sections of this script to skip (kernels memcheck suite copies memory placement shadows bind), so
 # that a short device session can run a part; GPUMATS_SKIP: sections of tests/run.sh to skip in 4
 # besides those this script always skips; GPUMATS_GPU_TYPES: the types of 4 (default all four).
@@ -57,32 +59,42 @@ if ! gskipped kernels || ! gskipped memcheck || ! gskipped memory; then
   source tests/gpu/link_kernels.sh
   link_test_kernels || fail=$((fail + 1))
 fi
+# (the build's fingerprint for GPUMATS_RESUME, once every program is linked)
+source tests/resume.sh
+build_fingerprint
 if ! gskipped kernels; then
 echo "# kernel unit tests"
 # one process per part and precision, side by side (the host references dominate and the sweep
 # takes longer than one process may in a short device session); its out-of-memory part, which
 # takes the whole GPU, runs in section 6
-# (the parameter sweeps of the formats in 4 shards each: SELL-P's alone ran past 460 s; SELL-P's in
-# 6 since its dictionary cases also re-encode new values: in 4 it stopped the part at 560 s)
-# With several GPUs visible the processes take them in turn: dozens of processes time-sliced on
-# one GPU wait for each other's contexts.
-rm -f build/test-logs/kernels-*-double.log build/test-logs/kernels-*-float.log
+# (the parameter sweeps of the formats in shards, SELL-P's in the most: its 140 parameter sets
+# each also encode and refill two value dictionaries; in 6 shards one took over 500 s on an H100)
+# With several GPUs visible the processes take them in turn. With GPUMATS_RESUME=1 a shard that
+# passed with this build is not run again.
 kgpus=(${CUDA_VISIBLE_DEVICES//,/ })
 [ ${#kgpus[@]} -gt 0 ] || kgpus=($(nvidia-smi -L 2>/dev/null | grep -oE '^GPU [0-9]+' | grep -oE '[0-9]+'))
 [ ${#kgpus[@]} -gt 0 ] || kgpus=(0)
-kn=0
-for prec in double float; do
-  for p in $parts; do
-    [ "$p" = gather ] && [ "$prec" = float ] && continue # double only
-    case $p in sellp) n=6 ;; cmrs | cmrs-kernels | bellpack) n=4 ;; bellpack-dictionary) n=2 ;; *) n=1 ;; esac
-    for ((k = 0; k < n; k++)); do
-      CUDA_VISIBLE_DEVICES=${kgpus[kn++ % ${#kgpus[@]}]} build/bin/test_kernels --precision $prec --only $p --shard $k/$n \
-        >build/test-logs/kernels-$p-$k-$prec.log 2>&1 &
+kernel_units() { # "precision part shard shards" of every process
+  local prec p k n
+  for prec in double float; do
+    for p in $parts; do
+      [ "$p" = gather ] && [ "$prec" = float ] && continue # double only
+      case $p in sellp) n=12 ;; cmrs | cmrs-kernels | bellpack | bellpack-dictionary) n=4 ;; *) n=1 ;; esac
+      for ((k = 0; k < n; k++)); do echo "$prec $p $k $n"; done
     done
   done
-done
+}
+klog() { echo "build/test-logs/kernels-$2-$3-of-$4-$1.log"; }
+kn=0
+while read -r prec p k n; do
+  log=$(klog $prec $p $k $n)
+  resumed "$log" && continue
+  gpu=${kgpus[kn++ % ${#kgpus[@]}]}
+  (CUDA_VISIBLE_DEVICES=$gpu build/bin/test_kernels --precision $prec --only $p --shard $k/$n >"$log" 2>&1
+    record_unit "$log" $([ $? = 0 ] && tail -1 "$log" | grep -q ' 0 failed$' && echo 1 || echo 0)) &
+done < <(kernel_units)
 wait
-for log in build/test-logs/kernels-*-double.log build/test-logs/kernels-*-float.log; do
+for log in $(kernel_units | while read -r prec p k n; do klog $prec $p $k $n; done); do
   grep '^not ok' "$log"
   echo "$(basename "$log" .log): $(tail -1 "$log")"
   tally "$log"
@@ -91,15 +103,19 @@ fi
 if ! gskipped memcheck; then
 echo "# kernel unit tests under compute-sanitizer memcheck (reduced sweep, one process per part)"
 SAN=$(command -v compute-sanitizer || echo "${CUDA_DIR:-/usr/local/cuda}/bin/compute-sanitizer")
+memcheck_clean() { grep -q "^exit 0$" "$1" && grep -q "ERROR SUMMARY: 0 errors" "$1" && ! grep -q '^not ok' "$1"; }
 for p in $parts; do
-  ( timeout 400 "$SAN" --tool memcheck --leak-check full --error-exitcode 3 build/bin/test_kernels --quick --only $p \
-      >build/test-logs/memcheck-$p.log 2>&1; echo "exit $?" >>build/test-logs/memcheck-$p.log ) &
+  log=build/test-logs/memcheck-$p.log
+  resumed "$log" && continue
+  ( timeout 400 "$SAN" --tool memcheck --leak-check full --error-exitcode 3 build/bin/test_kernels --quick --only $p >"$log" 2>&1
+    echo "exit $?" >>"$log"
+    record_unit "$log" $(memcheck_clean "$log" && echo 1 || echo 0) ) &
 done
 wait
 for p in $parts; do
   log=build/test-logs/memcheck-$p.log
   grep -E '^not ok|Invalid' "$log" | head -10
-  if grep -q "^exit 0$" "$log" && grep -q "ERROR SUMMARY: 0 errors" "$log" && ! grep -q '^not ok' "$log"; then
+  if memcheck_clean "$log"; then
     pass=$((pass + 1))
     echo "ok memcheck/$p: no memory errors"
   else
