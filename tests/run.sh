@@ -231,8 +231,9 @@ if ! skipped petsc; then
   # the MPI types' ghost exchanges (ours, staged; PETSc's VecScatter), each also completed before
   # the diagonal block (-mat_gpumats_overlap 0), on 2 ranks and on 3 (a middle rank talking to
   # two); test_update changes patterns, so the exchange is set up again
+  # (ipc: GPU to GPU through CUDA IPC for the *cuda types; the host types take the staged one)
   for opt in "-mat_gpumats_exchange staged" "-mat_gpumats_exchange petsc" "-mat_gpumats_exchange staged -mat_gpumats_overlap 0" \
-    "-mat_gpumats_exchange petsc -mat_gpumats_overlap 0"; do
+    "-mat_gpumats_exchange petsc -mat_gpumats_overlap 0" "-mat_gpumats_exchange ipc" "-mat_gpumats_exchange ipc -mat_gpumats_overlap 0"; do
     with_option "2 3" "$opt"
   done
   # the same products and solves with the glue's options: copies in RCM order, rows longer than 3

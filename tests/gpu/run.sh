@@ -237,11 +237,28 @@ for t in cmrscuda sellpcuda bellpackcuda autocuda; do
     echo "not ok placement/$t: '${g0:-?}', '${g1:-?}' with $ngpu GPUs (see $log)"
   fi
 done
+# -mat_gpumats_exchange ipc is taken on one node (every neighbour's GPU memory opened through CUDA
+# IPC), on 2 ranks and on 4 (more ranks than GPUs: ranks sharing a GPU open each other's memory too)
+for t in cmrscuda sellpcuda bellpackcuda autocuda; do
+  for np in 2 4; do
+    log=build/test-logs/ipc-$t-np$np.log
+    "${MPIEXEC[@]}" -n $np "${EX2[@]}" -mat_type $t -ksp_max_it 5 -mat_gpumats_exchange ipc -mat_view ::ascii_info >"$log" 2>&1
+    if grep -q 'ghost exchange: GPU to GPU by petsc-gpumats through CUDA IPC' "$log" && [ "$(grep -c 'GPU to GPU (CUDA IPC): sends' "$log")" -ge $np ] &&
+      ! grep -q 'staged by petsc-gpumats' "$log" && grep -q 'CONVERGED\|iterations' "$log"; then
+      pass=$((pass + 1))
+      echo "ok exchange-ipc/$t np=$np: taken on every rank"
+    else
+      fail=$((fail + 1))
+      echo "not ok exchange-ipc/$t np=$np: $(grep -m1 'ghost exchange' "$log") (see $log)"
+    fi
+  done
+done
 its() { grep -o 'iterations [0-9]*' "$1" | tail -1; }
 ref=build/test-logs/exchange-aijcusparse.log
 "${MPIEXEC[@]}" -n 2 "${EX45[@]}" -dm_mat_type aijcusparse -ksp_converged_reason >"$ref" 2>&1
 for t in cmrscuda sellpcuda bellpackcuda autocuda; do
-  for opt in "" "-mat_gpumats_overlap 0" "-mat_gpumats_exchange petsc" "-mat_gpumats_exchange petsc -mat_gpumats_overlap 0"; do
+  for opt in "" "-mat_gpumats_overlap 0" "-mat_gpumats_exchange petsc" "-mat_gpumats_exchange petsc -mat_gpumats_overlap 0" "-mat_gpumats_exchange ipc" \
+    "-mat_gpumats_exchange ipc -mat_gpumats_overlap 0"; do
     log=build/test-logs/exchange-$t-$(echo "$opt" | tr ' ' '_').log
     "${MPIEXEC[@]}" -n 2 "${EX45[@]}" -dm_mat_type $t -ksp_converged_reason $opt >"$log" 2>&1
     if [ -n "$(its "$ref")" ] && [ "$(its "$log")" = "$(its "$ref")" ] && grep -q CONVERGED "$log"; then

@@ -381,7 +381,7 @@ FormatInfo auto_info = {"auto", "auto", "AUTO", false, false, nullptr, 0, 0};
 .  -mat_gpumats_products <gpu,host> - sparse products through cuSPARSE on the GPU or PETSc's host products
 .  -mat_gpumats_upload_threads <n> - host threads staging large uploads, for the whole process (no prefix)
 .  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged> - MPI types: the ghost exchange
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
 
    Level: beginner
 
@@ -414,7 +414,7 @@ M*/
 +  -mat_type mpiaijautocuda - sets the matrix type to `MATMPIAUTOCUDA` during a call to `MatSetFromOptions()`
 .  -mat_autocuda_* , -mat_gpumats_* - as for `MATAUTOCUDA`
 .  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged> - MPI types: the ghost exchange
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
 
    Level: beginner
 

@@ -239,7 +239,7 @@ FormatInfo bellpack_info = {"bellpack", "bellpack", "BELLPACK", true, true, null
 .  -mat_gpumats_values_update <auto,rebuild> - a change that keeps the nonzero pattern refills the values only (auto) or converts in full
 .  -mat_gpumats_build_at <assembly,use> - bring the format copy up to date inside MatAssemblyEnd() or at its first use
 .  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged> - MPI types: the ghost exchange
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
 
    Level: beginner
 
@@ -274,7 +274,7 @@ M*/
 +  -mat_type mpiaijbellpack - sets the matrix type to `MATMPIBELLPACK` during a call to `MatSetFromOptions()`
 .  -mat_bellpack_* , -mat_gpumats_* - as for `MATBELLPACK`
 .  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged> - MPI types: the ghost exchange
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
 
    Level: beginner
 
@@ -314,7 +314,7 @@ M*/
 .  -mat_gpumats_products <gpu,host> - sparse products through cuSPARSE on the GPU or PETSc's host products
 .  -mat_gpumats_upload_threads <n> - host threads staging large uploads, for the whole process (no prefix)
 .  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged> - MPI types: the ghost exchange
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
 
    Level: beginner
 
@@ -349,7 +349,7 @@ M*/
 +  -mat_type mpiaijbellpackcuda - sets the matrix type to `MATMPIBELLPACKCUDA` during a call to `MatSetFromOptions()`
 .  -mat_bellpack_* , -mat_gpumats_* - as for `MATBELLPACKCUDA`
 .  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged> - MPI types: the ghost exchange
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
 
    Level: beginner
 

@@ -224,7 +224,7 @@ FormatInfo cmrs_info = {"cmrs", "cmrs", "CMRS", true, true, nullptr, 0, 0};
 .  -mat_gpumats_values_update <auto,rebuild> - a change that keeps the nonzero pattern refills the values only (auto) or converts in full
 .  -mat_gpumats_build_at <assembly,use> - bring the format copy up to date inside MatAssemblyEnd() or at its first use
 .  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged> - MPI types: the ghost exchange
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
 
    Level: beginner
 
@@ -259,7 +259,7 @@ M*/
 +  -mat_type mpiaijcmrs - sets the matrix type to `MATMPICMRS` during a call to `MatSetFromOptions()`
 .  -mat_cmrs_* , -mat_gpumats_* - as for `MATCMRS`
 .  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged> - MPI types: the ghost exchange
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
 
    Level: beginner
 
@@ -300,7 +300,7 @@ M*/
 .  -mat_gpumats_products <gpu,host> - sparse products through cuSPARSE on the GPU or PETSc's host products
 .  -mat_gpumats_upload_threads <n> - host threads staging large uploads, for the whole process (no prefix)
 .  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged> - MPI types: the ghost exchange
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
 
    Level: beginner
 
@@ -335,7 +335,7 @@ M*/
 +  -mat_type mpiaijcmrscuda - sets the matrix type to `MATMPICMRSCUDA` during a call to `MatSetFromOptions()`
 .  -mat_cmrs_* , -mat_gpumats_* - as for `MATCMRSCUDA`
 .  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged> - MPI types: the ghost exchange
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
 
    Level: beginner
 

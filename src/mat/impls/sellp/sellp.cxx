@@ -230,7 +230,7 @@ FormatInfo sellp_info = {"sellp", "padsell", "SELL-P", true, true, nullptr, 0, 0
 .  -mat_gpumats_values_update <auto,rebuild> - a change that keeps the nonzero pattern refills the values only (auto) or converts in full
 .  -mat_gpumats_build_at <assembly,use> - bring the format copy up to date inside MatAssemblyEnd() or at its first use
 .  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged> - MPI types: the ghost exchange
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
 
    Level: beginner
 
@@ -265,7 +265,7 @@ M*/
 +  -mat_type mpiaijpadsell - sets the matrix type to `MATMPISELLP` during a call to `MatSetFromOptions()`
 .  -mat_sellp_* , -mat_gpumats_* - as for `MATSELLP`
 .  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged> - MPI types: the ghost exchange
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
 
    Level: beginner
 
@@ -307,7 +307,7 @@ M*/
 .  -mat_gpumats_products <gpu,host> - sparse products through cuSPARSE on the GPU or PETSc's host products
 .  -mat_gpumats_upload_threads <n> - host threads staging large uploads, for the whole process (no prefix)
 .  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged> - MPI types: the ghost exchange
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
 
    Level: beginner
 
@@ -342,7 +342,7 @@ M*/
 +  -mat_type mpiaijpadsellcuda - sets the matrix type to `MATMPISELLPCUDA` during a call to `MatSetFromOptions()`
 .  -mat_sellp_* , -mat_gpumats_* - as for `MATSELLPCUDA`
 .  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged> - MPI types: the ghost exchange
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
 
    Level: beginner
 

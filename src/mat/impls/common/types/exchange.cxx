@@ -40,6 +40,9 @@ PetscErrorCode LeafRanks(PetscErrorCode (*get)(PetscSF, N *, const PetscMPIInt *
 // The stream, the events and the pinned buffers (which only grow) stay for the next setup.
 void GhostExchange::clear()
 {
+#if GPUMATS_HAVE_CUDA
+  clear_ipc();
+#endif
   comm_ = MPI_COMM_NULL, tag_ = 0, device_ = false, nghost_ = 0;
   send_ranks_.clear(), recv_ranks_.clear(), send_offset_.clear(), recv_offset_.clear();
   send_idx_.clear(), unpack_.clear(), requests_.clear();
@@ -49,7 +52,7 @@ void GhostExchange::clear()
 #endif
 }
 
-PetscErrorCode GhostExchange::setup(Mat A, const PetscInt *garray, PetscInt nghost, bool device)
+PetscErrorCode GhostExchange::setup(Mat A, const PetscInt *garray, PetscInt nghost, bool device, bool want_ipc)
 {
   PetscSF            sf;
   PetscMPIInt        nrecv = 0, nsend = 0;
@@ -107,8 +110,184 @@ PetscErrorCode GhostExchange::setup(Mat A, const PetscInt *garray, PetscInt ngho
   comm_   = PetscObjectComm((PetscObject)A);
   device_ = device;
   nghost_ = nghost;
+#if GPUMATS_HAVE_CUDA
+  PetscCall(PetscObjectGetNewTag((PetscObject)A, &tag_done_));
+  PetscCall(setup_ipc(want_ipc && device)); // (collective: every rank calls it)
+#else
+  (void)want_ipc;
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+#if GPUMATS_HAVE_CUDA
+namespace {
+// What a rank sends each rank it sends values to, so that it can copy them: the exported buffer,
+// the `packed` event, and where its values start in the buffer
+struct ProducerInfo {
+  cuda::IpcHandle memory, packed;
+  std::int64_t    offset;
+};
+} // namespace
+
+// Collective: every rank decides with all the others, so that no pair disagrees on how its
+// values travel (a rank waiting for messages its neighbour never sends would hang).
+PetscErrorCode GhostExchange::setup_ipc(bool want)
+{
+  PetscMPIInt rank, ok, all_ok;
+  MPI_Comm    shm;
+  MPI_Group   world_group, shm_group;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_C_BOOL, MPI_LOR, comm_));
+  if (!want) PetscFunctionReturn(PETSC_SUCCESS);
+  // every neighbour on this node
+  PetscCallMPI(MPI_Comm_rank(comm_, &rank));
+  PetscCallMPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm));
+  PetscCallMPI(MPI_Comm_group(comm_, &world_group));
+  PetscCallMPI(MPI_Comm_group(shm, &shm_group));
+  std::vector<PetscMPIInt> neighbours(send_ranks_), local;
+  neighbours.insert(neighbours.end(), recv_ranks_.begin(), recv_ranks_.end());
+  local.resize(neighbours.size());
+  if (!neighbours.empty()) PetscCallMPI(MPI_Group_translate_ranks(world_group, (PetscMPIInt)neighbours.size(), neighbours.data(), shm_group, local.data()));
+  PetscCallMPI(MPI_Group_free(&shm_group));
+  PetscCallMPI(MPI_Group_free(&world_group));
+  PetscCallMPI(MPI_Comm_free(&shm));
+  ok = device_ ? 1 : 0;
+  for (PetscMPIInt l : local) ok = ok && l != MPI_UNDEFINED;
+  PetscCallMPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm_));
+  if (!all_ok) {
+    PetscCall(PetscInfo(NULL, "ghost exchange: staged, not ipc: a neighbour of some rank is on another node, or some rank's matrix is not on a GPU\n"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  // export, trade and open; a failure on any rank sends every rank back to the staged exchange
+  const std::size_t        nsend = send_ranks_.size(), nrecv = recv_ranks_.size();
+  std::vector<ProducerInfo> mine(nsend), theirs(nrecv);
+  std::vector<cuda::IpcHandle> my_copied(nrecv), their_copied(nsend);
+  std::string               why;
+  ok = 1;
+  try {
+    slot_ = cuda::acquire_slot(std::max<std::size_t>(std::size_t(send_offset_.back()), 1) * sizeof(Scalar));
+    const cuda::IpcHandle memory = cuda::export_memory(slot_->send), packed = slot_->packed.handle(), copied = slot_->copied.handle();
+    for (std::size_t j = 0; j < nsend; ++j) mine[j] = ProducerInfo{memory, packed, std::int64_t(send_offset_[j])};
+    for (std::size_t i = 0; i < nrecv; ++i) my_copied[i] = copied;
+  } catch (const std::exception &e) {
+    ok = 0, why = e.what();
+  }
+  PetscCallMPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm_));
+  if (all_ok) {
+    std::vector<MPI_Request> req;
+    PetscMPIInt              tag;
+    PetscCall(PetscCommGetNewTag(comm_, &tag));
+    for (std::size_t i = 0; i < nrecv; ++i) {
+      req.push_back(MPI_REQUEST_NULL);
+      PetscCallMPI(MPI_Irecv(&theirs[i], (PetscMPIInt)sizeof(ProducerInfo), MPI_BYTE, recv_ranks_[i], tag, comm_, &req.back()));
+      req.push_back(MPI_REQUEST_NULL);
+      PetscCallMPI(MPI_Isend(my_copied[i].data(), (PetscMPIInt)my_copied[i].size(), MPI_BYTE, recv_ranks_[i], tag, comm_, &req.back()));
+    }
+    for (std::size_t j = 0; j < nsend; ++j) {
+      req.push_back(MPI_REQUEST_NULL);
+      PetscCallMPI(MPI_Irecv(their_copied[j].data(), (PetscMPIInt)their_copied[j].size(), MPI_BYTE, send_ranks_[j], tag, comm_, &req.back()));
+      req.push_back(MPI_REQUEST_NULL);
+      PetscCallMPI(MPI_Isend(&mine[j], (PetscMPIInt)sizeof(ProducerInfo), MPI_BYTE, send_ranks_[j], tag, comm_, &req.back()));
+    }
+    if (!req.empty()) PetscCallMPI(MPI_Waitall((PetscMPIInt)req.size(), req.data(), MPI_STATUSES_IGNORE));
+    try {
+      peer_send_.resize(nrecv), peer_packed_.resize(nrecv), peer_copied_.resize(nsend), peer_offset_.resize(nrecv);
+      for (std::size_t i = 0; i < nrecv; ++i) {
+        peer_send_[i].open(theirs[i].memory);
+        peer_packed_[i].open(theirs[i].packed);
+        peer_offset_[i] = PetscInt(theirs[i].offset);
+      }
+      for (std::size_t j = 0; j < nsend; ++j) peer_copied_[j].open(their_copied[j]);
+      if (!unpack_.empty()) { // the gather that puts the values received in order into their ghosts
+        std::vector<std::int32_t> inverse(unpack_.size());
+        for (std::size_t k = 0; k < unpack_.size(); ++k) inverse[std::size_t(unpack_[k])] = std::int32_t(k);
+        dev_unpack_ = cuda::upload(inverse.data(), inverse.size());
+        dev_recv_.resize(std::max<std::size_t>(unpack_.size(), 1) * sizeof(Scalar));
+      }
+    } catch (const std::exception &e) {
+      ok = 0, why = e.what();
+    }
+    PetscCallMPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm_));
+  }
+  if (!all_ok) {
+    PetscCall(PetscInfo(NULL, "ghost exchange: staged, not ipc: CUDA IPC failed on some rank%s%s\n", why.empty() ? "" : ": ", why.c_str()));
+    // every rank closes what it opened before any releases what it exported
+    peer_send_.clear(), peer_packed_.clear(), peer_copied_.clear();
+    PetscCallMPI(MPI_Barrier(comm_));
+    clear_ipc();
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  ipc_ = true;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+// The neighbours' buffers and events are closed; this rank's slot goes back to the pool once our
+// stream, which waited for every neighbour's copies out of it, is done.
+void GhostExchange::clear_ipc()
+{
+  peer_send_.clear(), peer_packed_.clear(), peer_copied_.clear(), peer_offset_.clear();
+  dev_recv_ = cuda::Buffer{}, dev_unpack_ = cuda::Buffer{};
+  if (slot_) {
+    try {
+      cuda::release_slot(slot_, stream_.get());
+    } catch (...) { // a GPU error here leaves the slot out of the pool: nothing else is lost
+    }
+  }
+  slot_ = nullptr, ipc_ = false;
+}
+
+PetscErrorCode GhostExchange::begin_ipc(const Scalar *x)
+{
+  const PetscInt    nsend = send_offset_.back();
+  const std::size_t ns = send_ranks_.size(), nr = recv_ranks_.size();
+
+  PetscFunctionBegin;
+  PetscCall(guarded(PETSC_COMM_SELF, "packing the ghost values", [&] {
+    void *s = stream_.get();
+    x_ready_.wait(s);
+    cuda::gather(slot_->send.as<Scalar>(), x, dev_send_idx_.as<std::int32_t>(), nsend, s);
+    slot_->packed.record(s);
+  }));
+  // requests: "ready" from each rank received from, "done" from each rank sent to, then the sends
+  requests_.assign(2 * (ns + nr), MPI_REQUEST_NULL);
+  for (std::size_t i = 0; i < nr; ++i) PetscCallMPI(MPI_Irecv(nullptr, 0, MPI_BYTE, recv_ranks_[i], tag_, comm_, &requests_[i]));
+  for (std::size_t j = 0; j < ns; ++j) PetscCallMPI(MPI_Irecv(nullptr, 0, MPI_BYTE, send_ranks_[j], tag_done_, comm_, &requests_[nr + j]));
+  for (std::size_t j = 0; j < ns; ++j) PetscCallMPI(MPI_Isend(nullptr, 0, MPI_BYTE, send_ranks_[j], tag_, comm_, &requests_[nr + ns + j]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GhostExchange::end_ipc(void *stream)
+{
+  const std::size_t ns = send_ranks_.size(), nr = recv_ranks_.size();
+  void             *s  = nullptr;
+
+  PetscFunctionBegin;
+  if (nr) PetscCallMPI(MPI_Waitall((PetscMPIInt)nr, requests_.data(), MPI_STATUSES_IGNORE));
+  PetscCall(guarded(PETSC_COMM_SELF, "copying the ghost values from the neighbours' GPUs", [&] {
+    s            = stream_.get();
+    Scalar *dest = unpack_.empty() ? dev_ghosts_.as<Scalar>() : dev_recv_.as<Scalar>();
+    for (std::size_t i = 0; i < nr; ++i) {
+      const std::size_t n = std::size_t(recv_offset_[i + 1] - recv_offset_[i]);
+      peer_packed_[i].wait(s);
+      if (n) cuda::copy_on_device(dest + recv_offset_[i], static_cast<const Scalar *>(peer_send_[i].get()) + peer_offset_[i], n * sizeof(Scalar), s);
+    }
+    if (!unpack_.empty()) cuda::gather(dev_ghosts_.as<Scalar>(), dev_recv_.as<Scalar>(), dev_unpack_.as<std::int32_t>(), nghost_, s);
+    slot_->copied.record(s);
+    // the off-diagonal product waits for the ghosts, not for the neighbours' copies waited for below
+    ghosts_ready_.record(s);
+    ghosts_ready_.wait(stream);
+  }));
+  for (std::size_t i = 0; i < nr; ++i) PetscCallMPI(MPI_Isend(nullptr, 0, MPI_BYTE, recv_ranks_[i], tag_done_, comm_, &requests_[nr + 2 * ns + i]));
+  if (ns) PetscCallMPI(MPI_Waitall((PetscMPIInt)ns, requests_.data() + nr, MPI_STATUSES_IGNORE));
+  PetscCall(guarded(PETSC_COMM_SELF, "ordering the next packing after the neighbours' copies", [&] {
+    for (std::size_t j = 0; j < ns; ++j) peer_copied_[j].wait(s);
+  }));
+  PetscCallMPI(MPI_Waitall((PetscMPIInt)(ns + nr), requests_.data() + nr + ns, MPI_STATUSES_IGNORE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
 
 Scalar *GhostExchange::send_buffer()
 {
@@ -144,6 +323,12 @@ PetscErrorCode GhostExchange::begin(const Scalar *x)
 
   PetscFunctionBegin;
   PetscCheck(ready(), PETSC_COMM_SELF, PETSC_ERR_PLIB, "ghost exchange used before its setup");
+#if GPUMATS_HAVE_CUDA
+  if (ipc_) {
+    PetscCall(begin_ipc(x));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
   if (device_) {
 #if GPUMATS_HAVE_CUDA
     // the previous product's copy out of the receive buffer ran on our stream too: this
@@ -179,6 +364,12 @@ PetscErrorCode GhostExchange::end(void *stream)
   const Scalar *rbuf = recv_buffer();
 
   PetscFunctionBegin;
+#if GPUMATS_HAVE_CUDA
+  if (ipc_) {
+    PetscCall(end_ipc(stream));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
   if (!requests_.empty()) PetscCallMPI(MPI_Waitall((PetscMPIInt)requests_.size(), requests_.data(), MPI_STATUSES_IGNORE));
   if (!unpack_.empty())
     for (std::size_t k = 0; k < unpack_.size(); ++k) ghosts_host_[std::size_t(unpack_[k])] = rbuf[k];
@@ -210,7 +401,7 @@ const Scalar *GhostExchange::ghosts() const
 std::string GhostExchange::describe() const
 {
   auto ranks = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " rank" : " ranks"); };
-  return "sends " + std::to_string(send_offset_.empty() ? 0 : send_offset_.back()) + " values to " + ranks(send_ranks_.size()) + ", receives " +
+  return std::string(ipc_ ? "GPU to GPU (CUDA IPC): " : "") + "sends " + std::to_string(send_offset_.empty() ? 0 : send_offset_.back()) + " values to " + ranks(send_ranks_.size()) + ", receives " +
          std::to_string(nghost_) + " from " + ranks(recv_ranks_.size());
 }
 

@@ -32,8 +32,8 @@ namespace {
 
 PetscLogEvent halo_begin_event, halo_end_event, diag_event, offd_event;
 
-enum ExchangeChoice { kExchangeAuto, kExchangePetsc, kExchangeStaged };
-const char *const exchange_names[] = {"auto", "petsc", "staged"};
+enum ExchangeChoice { kExchangeAuto, kExchangePetsc, kExchangeStaged, kExchangeIpc };
+const char *const exchange_names[] = {"auto", "petsc", "staged", "ipc"};
 
 struct MpiData final : TypeData {
   std::unique_ptr<FormatOperator> proto; // parameters shared by both blocks
@@ -131,7 +131,7 @@ PetscErrorCode UpdateScatter(Mat A, Mat Ao, const PetscInt *garray)
 // CUDA-aware; PETSc's scatter otherwise (host vectors, or device buffers straight to a CUDA-aware MPI).
 bool UseStaged(const MpiData &d)
 {
-  if (d.exchange != kExchangeAuto) return d.exchange == kExchangeStaged;
+  if (d.exchange != kExchangeAuto) return d.exchange == kExchangeStaged || d.exchange == kExchangeIpc;
 #if PetscDefined(HAVE_CUDA)
   return d.device && !use_gpu_aware_mpi;
 #else
@@ -155,7 +155,7 @@ PetscErrorCode UpdateExchange(Mat A, Mat Ao, const PetscInt *garray)
   PetscCall(MatGetNonzeroState(A, &nz));
   if (d->halo.ready() && nz == d->halo_nz && d->pattern == d->halo_pattern) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatGetLocalSize(Ao, NULL, &nghost));
-  PetscCall(d->halo.setup(A, garray, nghost, d->device));
+  PetscCall(d->halo.setup(A, garray, nghost, d->device, d->exchange == kExchangeIpc));
   d->halo_nz = nz, d->halo_pattern = d->pattern;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -523,7 +523,8 @@ PetscErrorCode ViewExchange(Mat A, PetscViewer viewer)
   std::string kind, where;
 
   PetscFunctionBegin;
-  if (d->staged) kind = d->device ? "staged by petsc-gpumats through pinned host buffers on a high-priority stream" : "staged by petsc-gpumats";
+  if (d->staged && d->halo.ipc()) kind = "GPU to GPU by petsc-gpumats through CUDA IPC on a high-priority stream";
+  else if (d->staged) kind = d->device ? "staged by petsc-gpumats through pinned host buffers on a high-priority stream" : "staged by petsc-gpumats";
   else kind = "PETSc's VecScatter";
 #if PetscDefined(HAVE_CUDA)
   if (d->device) kind += use_gpu_aware_mpi ? " (MPI CUDA-aware)" : " (MPI not CUDA-aware)";
@@ -590,7 +591,8 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
 // reads no options) and again by MatSetFromOptions, which lists them in -help.
 const char overlap_help[]  = "Run the diagonal block's product while the ghost values of x travel (MPI types)";
 const char exchange_help[] = "Ghost exchange of MPI types: auto (staged for GPU types when MPI is not CUDA-aware, else petsc), petsc (VecScatter), "
-                             "staged (ours, through pinned host buffers)";
+                             "staged (ours, through pinned host buffers), ipc (ours, GPU to GPU within a node through CUDA IPC; staged where "
+                             "a neighbour is on another node)";
 
 PetscErrorCode ReadExchangeOptions(Mat A)
 {
@@ -600,7 +602,7 @@ PetscErrorCode ReadExchangeOptions(Mat A)
 
   PetscFunctionBegin;
   PetscCall(PetscOptionsGetBool(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_gpumats_overlap", &overlap, NULL));
-  PetscCall(PetscOptionsGetEList(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_gpumats_exchange", exchange_names, 3, &e, &set));
+  PetscCall(PetscOptionsGetEList(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_gpumats_exchange", exchange_names, 4, &e, &set));
   d->overlap  = overlap;
   d->exchange = e;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -613,7 +615,7 @@ PetscErrorCode ExchangeOptionsBlock(Mat A, PetscBool *overlap, PetscInt *e)
   PetscFunctionBegin;
   PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, "petsc-gpumats options of the MPI types", "Mat");
   PetscCall(PetscOptionsBool("-mat_gpumats_overlap", overlap_help, "MatMult", *overlap, overlap, NULL));
-  PetscCall(PetscOptionsEList("-mat_gpumats_exchange", exchange_help, "MatMult", exchange_names, 3, exchange_names[*e], e, NULL));
+  PetscCall(PetscOptionsEList("-mat_gpumats_exchange", exchange_help, "MatMult", exchange_names, 4, exchange_names[*e], e, NULL));
   PetscOptionsEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
