@@ -46,7 +46,8 @@
 #   SOLVERBENCH_TYPES="aij sellp cmrs" SOLVERBENCH_SIZE=small bash examples/solverbench.sh   # a CPU check
 #
 # Environment:
-#   SOLVERBENCH_TYPES    Mat types, space- or comma-separated (default with a CUDA PETSc: aijcusparse
+#   SOLVERBENCH_TYPES    Mat types, space- or comma-separated, each optionally TYPE+VARIANT (see
+#                        type_opts) (default with a CUDA PETSc: aijcusparse
 #                        sellcuda cmrscuda sellpcuda bellpackcuda autocuda, sellcuda only where PETSc's
 #                        own sellcuda solves a tiny ex2 problem; without: aij cmrs sellp bellpack)
 #   SOLVERBENCH_SIZE     small (seconds, for CPU checks) | default | large (ex56 -ne 59, ex45 MG 257^3, 6 levels)
@@ -189,16 +190,26 @@ case_def() { # sets PROG (the program, under $BIN), TYPEOPT (mat: -mat_type, ex2
       TITLE="ksp ex45 ${J_N}^3: 3D Laplacian, $((J_N ** 3)) rows; CG + GAMG, Chebyshev/Jacobi smoothers, rtol 1e-8" ;;
   esac
 }
-type_opts() { # TYPEOPT type
-  local vec=
-  case $2 in *cuda | *cusparse) vec=cuda ;; esac
+# A type may name a variant of itself after a '+', a row of its own: +ipc, +staged, +petsc (its
+# -mat_gpumats_exchange), e.g. SOLVERBENCH_TYPES="aijcusparse sellpcuda sellpcuda+ipc"
+variant_opts() {
   case $1 in
-    matonly) echo "-mat_type $2" ;;
-    mat) echo "-mat_type $2${vec:+ -vec_type $vec}" ;;
-    dm) echo "-dm_mat_type $2${vec:+ -dm_vec_type $vec}" ;;
+    ipc | staged | petsc) echo "-mat_gpumats_exchange $1" ;;
+    *) echo "solverbench: unknown type variant '+$1' (ipc, staged, petsc)" >&2; exit 2 ;;
+  esac
+}
+type_opts() { # TYPEOPT type[+variant]
+  local vec= t=${2%%+*} extra=
+  [ "$t" = "$2" ] || extra=" $(variant_opts "${2#*+}")" || exit 2
+  case $t in *cuda | *cusparse) vec=cuda ;; esac
+  case $1 in
+    matonly) echo "-mat_type $t$extra" ;;
+    mat) echo "-mat_type $t${vec:+ -vec_type $vec}$extra" ;;
+    dm) echo "-dm_mat_type $t${vec:+ -dm_vec_type $vec}$extra" ;;
   esac
 }
 
+for t in $TYPES; do [ "${t%%+*}" = "$t" ] || variant_opts "${t#*+}" >/dev/null || exit 2; done
 nrun=0
 nok=0
 for np in $RANKS; do

@@ -198,7 +198,8 @@ def cmd_add(args):
         meta.pop("petsc", None)
     row.update(meta)
     row.update({"case": args.case, "title": args.title or "", "type": args.type, "rep": args.rep, "wall_s": args.wall, "command": args.command or ""})
-    base = args.type[:-4] if args.type.endswith("cuda") and args.type not in CONVERT_EVENTS else args.type
+    base = args.type.split("+")[0]  # (a variant of a type, TYPE+VARIANT, converts as the type)
+    base = base[:-4] if base.endswith("cuda") and base not in CONVERT_EVENTS else base
     conv = CONVERT_EVENTS.get(base)
     if conv and conv in row["_events"]:
         row["convert_s"] = row["_events"][conv]["time"]
