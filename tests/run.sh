@@ -673,6 +673,13 @@ if ! skipped options; then
       -mat_gpumats_exchange petsc -mat_gpumats_overlap 0 -mat_view ::ascii_info
     expect_output "rank-view/$t" "rank 1 (node-local rank 1 of 2): .*sends 12 values to 1 rank, receives 12 from 1" "${EX2MPI[@]}" -mat_type "$t" \
       -mat_gpumats_exchange staged -mat_view ::ascii_info
+    # ipc: GPU to GPU for the *cuda types (both ranks on this node); the host types' values are
+    # on the host, so they take the staged exchange
+    case $t in
+      *cuda) ipc_view="ghost exchange: GPU to GPU by petsc-gpumats through CUDA IPC" ;;
+      *) ipc_view="ghost exchange: staged by petsc-gpumats, overlapped" ;;
+    esac
+    expect_output "exchange-view/$t ipc" "$ipc_view" "${EX2MPI[@]}" -mat_type "$t" -mat_gpumats_exchange ipc -mat_view ::ascii_info
     expect_output "compressed-offd-view/$t" "off-diagonal blocks: .*rows with entries only: 12 of 72, added through a row map" "${EX2MPI[@]}" -mat_type "$t" \
       -mat_view ::ascii_info
     # (without the line's leading "  -", which two ranks' interleaved output sometimes cuts off)
