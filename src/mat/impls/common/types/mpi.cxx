@@ -57,6 +57,7 @@ struct MpiData final : TypeData {
   bool                            staged     = false;   // ours in use (exchange resolved at Build)
   GhostExchange                   halo;
   PetscObjectState                halo_nz = -1; // nonzero state of A the exchange was set up for
+  bool                            halo_want_ipc = false; // and whether -mat_gpumats_exchange asked for ipc
 #if PetscDefined(HAVE_CUDA)
   BlockShadow                     diag_shadow; // the diagonal block as block Jacobi's sub-solver sees it
   MpiStandIn                      standin;     // the matrix as the GPU products see it (mpi_products.cxx)
@@ -153,10 +154,12 @@ PetscErrorCode UpdateExchange(Mat A, Mat Ao, const PetscInt *garray)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatGetNonzeroState(A, &nz));
-  if (d->halo.ready() && nz == d->halo_nz && d->pattern == d->halo_pattern) PetscFunctionReturn(PETSC_SUCCESS);
+  // (set up again for a new pattern, or for the other of our two exchanges chosen since)
+  const bool want_ipc = d->exchange == kExchangeIpc;
+  if (d->halo.ready() && nz == d->halo_nz && d->pattern == d->halo_pattern && want_ipc == d->halo_want_ipc) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatGetLocalSize(Ao, NULL, &nghost));
-  PetscCall(d->halo.setup(A, garray, nghost, d->device, d->exchange == kExchangeIpc));
-  d->halo_nz = nz, d->halo_pattern = d->pattern;
+  PetscCall(d->halo.setup(A, garray, nghost, d->device, want_ipc));
+  d->halo_nz = nz, d->halo_pattern = d->pattern, d->halo_want_ipc = want_ipc;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
