@@ -86,16 +86,30 @@ PetscErrorCode GhostExchange::setup(Mat A, const PetscInt *garray, PetscInt ngho
   PetscCheck(recv_offset_.back() == nghost, PETSC_COMM_SELF, PETSC_ERR_PLIB, "ghost exchange: %" PetscInt_FMT " values received for %" PetscInt_FMT " ghosts",
              recv_offset_.back(), nghost);
 
-  const std::size_t nsend_values = std::size_t(send_offset_.back()), nrecv_values = std::size_t(recv_offset_.back());
-  PetscCall(guarded(PETSC_COMM_SELF, "setting up the ghost exchange", [&] {
+  PetscCall(PetscObjectGetNewTag((PetscObject)A, &tag_));
+  comm_   = PetscObjectComm((PetscObject)A);
+  device_ = device;
+  nghost_ = nghost;
+#if GPUMATS_HAVE_CUDA
+  PetscCall(PetscObjectGetNewTag((PetscObject)A, &tag_done_));
+  // (collective, so before anything a single rank may fail at: the others would wait for it)
+  PetscCall(setup_ipc(want_ipc && device));
+#else
+  (void)want_ipc;
+#endif
+  // the exchange's buffers (the IPC one packs into its exported slot, with no host staging)
+  const std::size_t    nsend_values = std::size_t(send_offset_.back()), nrecv_values = std::size_t(recv_offset_.back());
+  const PetscErrorCode err          = guarded(PETSC_COMM_SELF, "setting up the ghost exchange", [&] {
     if (device) {
 #if GPUMATS_HAVE_CUDA
       dev_send_idx_ = cuda::upload(send_idx_.data(), send_idx_.size());
-      dev_send_.resize(std::max<std::size_t>(nsend_values, 1) * sizeof(Scalar));
       dev_ghosts_.resize(std::max<std::size_t>(nrecv_values, 1) * sizeof(Scalar));
-      pinned_send_.resize(std::max<std::size_t>(nsend_values, 1) * sizeof(Scalar));
-      pinned_recv_.resize(std::max<std::size_t>(nrecv_values, 1) * sizeof(Scalar));
-      if (!unpack_.empty()) ghosts_host_.resize(nrecv_values);
+      if (!ipc_) {
+        dev_send_.resize(std::max<std::size_t>(nsend_values, 1) * sizeof(Scalar));
+        pinned_send_.resize(std::max<std::size_t>(nsend_values, 1) * sizeof(Scalar));
+        pinned_recv_.resize(std::max<std::size_t>(nrecv_values, 1) * sizeof(Scalar));
+        if (!unpack_.empty()) ghosts_host_.resize(nrecv_values);
+      }
 #else
       throw std::logic_error("a device ghost exchange in a build without CUDA");
 #endif
@@ -104,18 +118,11 @@ PetscErrorCode GhostExchange::setup(Mat A, const PetscInt *garray, PetscInt ngho
       recv_host_.resize(nrecv_values);
       if (!unpack_.empty()) ghosts_host_.resize(nrecv_values);
     }
-  }));
-  requests_.assign(send_ranks_.size() + recv_ranks_.size(), MPI_REQUEST_NULL);
-  PetscCall(PetscObjectGetNewTag((PetscObject)A, &tag_));
-  comm_   = PetscObjectComm((PetscObject)A);
-  device_ = device;
-  nghost_ = nghost;
-#if GPUMATS_HAVE_CUDA
-  PetscCall(PetscObjectGetNewTag((PetscObject)A, &tag_done_));
-  PetscCall(setup_ipc(want_ipc && device)); // (collective: every rank calls it)
-#else
-  (void)want_ipc;
-#endif
+  });
+  if (err) clear(); // (not ready: set up again at the next use)
+  PetscCall(err);
+  // a request per message: the values each way, or the IPC exchange's "ready" and "done" (begin_ipc)
+  requests_.assign((ipc_ ? 2 : 1) * (send_ranks_.size() + recv_ranks_.size()), MPI_REQUEST_NULL);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -251,7 +258,7 @@ PetscErrorCode GhostExchange::begin_ipc(const Scalar *x)
     slot_->packed.record(s);
   }));
   // requests: "ready" from each rank received from, "done" from each rank sent to, then the sends
-  requests_.assign(2 * (ns + nr), MPI_REQUEST_NULL);
+  // (all of them completed by the last end_ipc)
   for (std::size_t i = 0; i < nr; ++i) PetscCallMPI(MPI_Irecv(nullptr, 0, MPI_BYTE, recv_ranks_[i], tag_, comm_, &requests_[i]));
   for (std::size_t j = 0; j < ns; ++j) PetscCallMPI(MPI_Irecv(nullptr, 0, MPI_BYTE, send_ranks_[j], tag_done_, comm_, &requests_[nr + j]));
   for (std::size_t j = 0; j < ns; ++j) PetscCallMPI(MPI_Isend(nullptr, 0, MPI_BYTE, send_ranks_[j], tag_, comm_, &requests_[nr + ns + j]));
