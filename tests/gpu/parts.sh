@@ -28,14 +28,12 @@ build_fingerprint
 
 ALL="kernels memcheck suite copies memory placement shadows bind"
 HALF1="cmrscuda sellpcuda" HALF2="bellpackcuda autocuda"
-pids=()
 part() { # name gpus sections run-skip types
   local name=$1 gpu=$2 skip=$ALL s
   for s in $3; do skip=${skip/$s/}; done
   # (each part's PETSc-level logs in a folder of its own: the halves run the same cases' references)
-  (CUDA_VISIBLE_DEVICES=$gpu GPUMATS_GPU_SKIP="$skip" GPUMATS_SKIP="$4" GPUMATS_GPU_TYPES="$5" GPUMATS_LOGS=build/test-logs/$name bash tests/gpu/run.sh \
-    >"build/test-logs/part-$name.log" 2>&1) &
-  pids+=($!)
+  CUDA_VISIBLE_DEVICES=$gpu GPUMATS_GPU_SKIP="$skip" GPUMATS_SKIP="$4" GPUMATS_GPU_TYPES="$5" GPUMATS_LOGS=build/test-logs/$name bash tests/gpu/run.sh \
+    >"build/test-logs/part-$name.log" 2>&1
 }
 pass=0 fail=0
 # four lanes, each a sequence of parts on a GPU no other lane uses: a GPU time-sliced between a
@@ -46,7 +44,6 @@ lane() { # "name@gpus:sections:run-skip:types" ...
     IFS=: read -r name sections rskip types <<<"$spec"
     gpus=${name#*@} name=${name%@*}
     part "$name" "$gpus" "$sections" "$rskip" "$types"
-    wait "${pids[-1]}"
   done
 }
 # (in each lane the parts GPUMATS_RESUME cannot continue first: their units are not kept)
