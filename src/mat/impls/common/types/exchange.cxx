@@ -184,19 +184,22 @@ PetscErrorCode GhostExchange::setup_ipc(bool want)
   PetscCallMPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm_));
   if (all_ok) {
     std::vector<MPI_Request> req;
-    PetscMPIInt              tag;
-    PetscCall(PetscCommGetNewTag(comm_, &tag));
+    // a pair of ranks that both send to and receive from each other trades both kinds of message:
+    // one tag each, or the producer's record could land in the buffer of the consumer's handle
+    PetscMPIInt tag_producer, tag_consumer;
+    PetscCall(PetscCommGetNewTag(comm_, &tag_producer));
+    PetscCall(PetscCommGetNewTag(comm_, &tag_consumer));
     for (std::size_t i = 0; i < nrecv; ++i) {
       req.push_back(MPI_REQUEST_NULL);
-      PetscCallMPI(MPI_Irecv(&theirs[i], (PetscMPIInt)sizeof(ProducerInfo), MPI_BYTE, recv_ranks_[i], tag, comm_, &req.back()));
+      PetscCallMPI(MPI_Irecv(&theirs[i], (PetscMPIInt)sizeof(ProducerInfo), MPI_BYTE, recv_ranks_[i], tag_producer, comm_, &req.back()));
       req.push_back(MPI_REQUEST_NULL);
-      PetscCallMPI(MPI_Isend(my_copied[i].data(), (PetscMPIInt)my_copied[i].size(), MPI_BYTE, recv_ranks_[i], tag, comm_, &req.back()));
+      PetscCallMPI(MPI_Isend(my_copied[i].data(), (PetscMPIInt)my_copied[i].size(), MPI_BYTE, recv_ranks_[i], tag_consumer, comm_, &req.back()));
     }
     for (std::size_t j = 0; j < nsend; ++j) {
       req.push_back(MPI_REQUEST_NULL);
-      PetscCallMPI(MPI_Irecv(their_copied[j].data(), (PetscMPIInt)their_copied[j].size(), MPI_BYTE, send_ranks_[j], tag, comm_, &req.back()));
+      PetscCallMPI(MPI_Irecv(their_copied[j].data(), (PetscMPIInt)their_copied[j].size(), MPI_BYTE, send_ranks_[j], tag_consumer, comm_, &req.back()));
       req.push_back(MPI_REQUEST_NULL);
-      PetscCallMPI(MPI_Isend(&mine[j], (PetscMPIInt)sizeof(ProducerInfo), MPI_BYTE, send_ranks_[j], tag, comm_, &req.back()));
+      PetscCallMPI(MPI_Isend(&mine[j], (PetscMPIInt)sizeof(ProducerInfo), MPI_BYTE, send_ranks_[j], tag_producer, comm_, &req.back()));
     }
     if (!req.empty()) PetscCallMPI(MPI_Waitall((PetscMPIInt)req.size(), req.data(), MPI_STATUSES_IGNORE));
     try {
@@ -259,9 +262,9 @@ PetscErrorCode GhostExchange::begin_ipc(const Scalar *x)
   }));
   // requests: "ready" from each rank received from, "done" from each rank sent to, then the sends
   // (all of them completed by the last end_ipc)
-  for (std::size_t i = 0; i < nr; ++i) PetscCallMPI(MPI_Irecv(nullptr, 0, MPI_BYTE, recv_ranks_[i], tag_, comm_, &requests_[i]));
-  for (std::size_t j = 0; j < ns; ++j) PetscCallMPI(MPI_Irecv(nullptr, 0, MPI_BYTE, send_ranks_[j], tag_done_, comm_, &requests_[nr + j]));
-  for (std::size_t j = 0; j < ns; ++j) PetscCallMPI(MPI_Isend(nullptr, 0, MPI_BYTE, send_ranks_[j], tag_, comm_, &requests_[nr + ns + j]));
+  for (std::size_t i = 0; i < nr; ++i) PetscCallMPI(MPI_Irecv(&signal_, 0, MPI_BYTE, recv_ranks_[i], tag_, comm_, &requests_[i]));
+  for (std::size_t j = 0; j < ns; ++j) PetscCallMPI(MPI_Irecv(&signal_, 0, MPI_BYTE, send_ranks_[j], tag_done_, comm_, &requests_[nr + j]));
+  for (std::size_t j = 0; j < ns; ++j) PetscCallMPI(MPI_Isend(&signal_, 0, MPI_BYTE, send_ranks_[j], tag_, comm_, &requests_[nr + ns + j]));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -286,7 +289,7 @@ PetscErrorCode GhostExchange::end_ipc(void *stream)
     ghosts_ready_.record(s);
     ghosts_ready_.wait(stream);
   }));
-  for (std::size_t i = 0; i < nr; ++i) PetscCallMPI(MPI_Isend(nullptr, 0, MPI_BYTE, recv_ranks_[i], tag_done_, comm_, &requests_[nr + 2 * ns + i]));
+  for (std::size_t i = 0; i < nr; ++i) PetscCallMPI(MPI_Isend(&signal_, 0, MPI_BYTE, recv_ranks_[i], tag_done_, comm_, &requests_[nr + 2 * ns + i]));
   if (ns) PetscCallMPI(MPI_Waitall((PetscMPIInt)ns, requests_.data() + nr, MPI_STATUSES_IGNORE));
   PetscCall(guarded(PETSC_COMM_SELF, "ordering the next packing after the neighbours' copies", [&] {
     for (std::size_t j = 0; j < ns; ++j) peer_copied_[j].wait(s);

@@ -93,6 +93,7 @@ private:
   std::vector<cuda::IpcEvent>  peer_packed_, peer_copied_;
   cuda::Buffer                 dev_recv_, dev_unpack_;
   PetscMPIInt                  tag_done_ = 0;
+  char                         signal_    = 0; // the buffer of the zero-byte "ready" and "done" messages (MPI may refuse NULL)
   PetscErrorCode               setup_ipc(bool want);
   void                         clear_ipc();
   PetscErrorCode               begin_ipc(const Scalar *x);
