@@ -1,5 +1,6 @@
 # Sourced by tests/run.sh and tests/gpu/run.sh: GPUMATS_RESUME=1 continues a suite that a time
-# limit stopped. A unit (one program run: a PETSc-level test, a kernel-test shard, a memcheck part)
+# limit stopped. A unit (one program run: a PETSc-level test, a kernel-test shard, a memcheck part;
+# in tests/run.sh also a tutorial case or an option check, whose output is kept and replayed)
 # that passed leaves LOG.passed holding the build's fingerprint, an md5 of the library and of every
 # program under build/bin; with GPUMATS_RESUME=1 a unit whose log passed under the same fingerprint
 # is counted from its log instead of run again. Any rebuilt library or test program changes the

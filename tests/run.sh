@@ -104,21 +104,54 @@ nskip=0
 units=()
 declare -A ranks_of=()
 ranks_used=0
+# A unit that passed is kept (its output and counts under $LOGS/units, marked with the build's
+# fingerprint), so that GPUMATS_RESUME=1 replays it instead of running it again (tests/resume.sh).
+# Its key: the command and what else decides what it runs (the types, the reference, the vectors
+# and the type options, which the sections redefine).
+unit_record() { echo "$LOGS/units/$(printf '%s\n' "$*" "$TYPES" "$REF" "${VEC:-}" "$(declare -f type_opt)" | md5sum | cut -c1-20)"; }
+keep_unit() { # record out counts-line
+  local rec=$1 p f k
+  mkdir -p "${rec%/*}"
+  read -r p f k <<<"$3"
+  if [ "$f" = 0 ] && [ "$p" -gt 0 ]; then cp "$2" "$rec.out" && echo "$3" >"$rec.counts" && record_unit "$rec" 1
+  else record_unit "$rec" 0; fi
+}
+# as_unit command...: runs a command of this script in place as a unit (kept, or replayed)
+as_unit() {
+  local rec unit p0 f0 k0
+  rec=$(unit_record "$@")
+  if resumed "$rec" && read -r p0 f0 k0 <"$rec.counts"; then
+    cat "$rec.out"
+    pass=$((pass + p0)) fail=$((fail + f0)) nskip=$((nskip + k0))
+    return
+  fi
+  p0=$pass f0=$fail k0=$nskip
+  unit=$(mktemp -p "$TMP" unit.XXXXXX)
+  "$@" >"$unit.out" 2>&1
+  cat "$unit.out"
+  keep_unit "$rec" "$unit.out" "$((pass - p0)) $((fail - f0)) $((nskip - k0))"
+}
 in_bg() { # ranks command...
-  local np=$1 unit pid
+  local np=$1 unit pid rec
   shift
-  if [ "$SLOTS" -lt 4 ]; then "$@"; return; fi
+  if [ "$SLOTS" -lt 4 ]; then as_unit "$@"; return; fi
+  rec=$(unit_record "$@")
+  unit=$(mktemp -p "$TMP" unit.XXXXXX)
+  if resumed "$rec" && cp "$rec.out" "$unit.out" && cp "$rec.counts" "$unit.counts"; then
+    units+=("$unit")
+    return
+  fi
   [ "$np" -le "$SLOTS" ] || np=$SLOTS
   while [ $((ranks_used + np)) -gt "$SLOTS" ]; do
     wait -n -p pid
     ranks_used=$((ranks_used - ${ranks_of[$pid]:-0}))
     unset "ranks_of[$pid]"
   done
-  unit=$(mktemp -p "$TMP" unit.XXXXXX)
   (
     pass=0 fail=0 nskip=0 SLOTS=1 # (an in_bg inside runs in place)
     "$@" >"$unit.out" 2>&1
     echo "$pass $fail $nskip" >"$unit.counts"
+    keep_unit "$rec" "$unit.out" "$pass $fail $nskip"
   ) &
   ranks_of[$!]=$np
   ranks_used=$((ranks_used + np))
@@ -142,7 +175,8 @@ collect_bg() {
 jobdir() { mktemp -d -p "$TMP"; }
 
 # The command must fail with a PETSc error mentioning $2, not crash and not succeed.
-expect_error() {
+expect_error() { as_unit expect_error_now "$@"; }
+expect_error_now() {
   local name=$1 pattern=$2 log rc
   shift 2
   log=$(logname "$name")
@@ -155,7 +189,8 @@ expect_error() {
 }
 
 # The command must succeed and print a line matching $2.
-expect_output() {
+expect_output() { as_unit expect_output_now "$@"; }
+expect_output_now() {
   local name=$1 pattern=$2 log rc
   shift 2
   log=$(logname "$name")
@@ -338,7 +373,18 @@ tutorial() { # name np pattern args... (the type option is appended per type)
   local name=$1 np=$2 pattern=$3 ref t
   shift 3
   ref=$(logname "$name-$REF")
-  "${TUTORIAL_RUN[@]}" -n $np "$@" -dll_append "$LIB" $(type_opt "$REF") >"$ref" 2>&1 || { notok "$name/$REF" "reference run failed, exit code $?: $(petsc_error "$ref") (see $ref)"; return; }
+  if ! "${TUTORIAL_RUN[@]}" -n $np "$@" -dll_append "$LIB" $(type_opt "$REF") >"$ref" 2>&1; then
+    local code=$? why
+    why=$(petsc_error "$ref")
+    # PETSc's own GPU type failing (PETSc 3.25's aijcusparse stops in MatPtAP with GAMG's coarse
+    # grids pinned to the CPU on 2 ranks: "Cannot copy to GPU") leaves aij, whose iterations ours
+    # must take just the same, as the reference; the note keeps the fallback in sight
+    if [ "$REF" = aij ] || ! "${TUTORIAL_RUN[@]}" -n $np "$@" -dll_append "$LIB" $(type_opt aij) >"$ref" 2>&1; then
+      notok "$name/$REF" "reference run failed, exit code $code: $why (see $ref)"
+      return
+    fi
+    echo "# note: $name: $REF failed ($why), aij is the reference"
+  fi
   for t in $TYPES; do
     local log
     log=$(logname "$name-$t")

@@ -46,7 +46,7 @@ lane() { # "name@gpus:sections:run-skip:types" ...
     part "$name" "$gpus" "$sections" "$rskip" "$types"
   done
 }
-# (in each lane the parts GPUMATS_RESUME cannot continue first: their units are not kept)
+# (in each lane the part GPUMATS_RESUME cannot continue first: copies..bind keep no units)
 lane "tutorials-1@2:suite:petsc:$HALF1" "petsc-1@2:suite:tutorials solvers options:$HALF1" &
 lanes=($!)
 lane "tutorials-2@3:suite:petsc:$HALF2" "petsc-2@3:suite:tutorials solvers options:$HALF2" &

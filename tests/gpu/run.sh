@@ -22,8 +22,9 @@
 #      and 2 ranks): no GPU flops on any PCMG level, aijcusparse's iterations (test_bind, in 4, binds each
 #      type on 1, 2 and 4 ranks: no GPU flops while bound).
 # Prints "N passed, M failed" last; exits nonzero on any failure.
-# GPUMATS_RESUME=1: continue a suite a time limit stopped: the kernel-test shards, memcheck parts and
-# PETSc-level test runs that passed with this very build are counted from their logs (tests/resume.sh).
+# GPUMATS_RESUME=1: continue a suite a time limit stopped: the kernel-test shards, memcheck parts,
+# PETSc-level test runs, tutorial cases and option checks that passed with this very build are
+# counted from their logs (tests/resume.sh).
 # GPUMATS_GPU_SKIP: sections of this script to skip (kernels memcheck suite copies memory placement shadows bind), so
 # that a short device session can run a part; GPUMATS_SKIP: sections of tests/run.sh to skip in 4
 # besides those this script always skips; GPUMATS_GPU_TYPES: the types of 4 (default all four).
