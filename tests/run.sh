@@ -370,11 +370,12 @@ petsc_error() {
 # GPUMATS_TIMEOUT seconds (default 120; exit code 124 then).
 TUTORIAL_RUN=(timeout -k 10 "${GPUMATS_TIMEOUT:-120}" "${MPIEXEC[@]}")
 tutorial() { # name np pattern args... (the type option is appended per type)
-  local name=$1 np=$2 pattern=$3 ref t
+  local name=$1 np=$2 pattern=$3 ref t code why
   shift 3
   ref=$(logname "$name-$REF")
-  if ! "${TUTORIAL_RUN[@]}" -n $np "$@" -dll_append "$LIB" $(type_opt "$REF") >"$ref" 2>&1; then
-    local code=$? why
+  "${TUTORIAL_RUN[@]}" -n $np "$@" -dll_append "$LIB" $(type_opt "$REF") >"$ref" 2>&1
+  code=$?
+  if [ "$code" != 0 ]; then
     why=$(petsc_error "$ref")
     # PETSc's own GPU type failing (PETSc 3.25's aijcusparse stops in MatPtAP with GAMG's coarse
     # grids pinned to the CPU on 2 ranks: "Cannot copy to GPU") leaves aij, whose iterations ours
