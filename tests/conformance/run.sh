@@ -60,8 +60,8 @@
 # Output: "ok TYPE CASE" / "not ok TYPE CASE: what differs" per case, a summary per type, and
 # "N passed, M failed, K known failures, J failing as with aijcrl; of the failed, U unstable with
 # PETSc's own type" last (U: output differences that a second run of PETSc's own type shows as
-# well, still failures); exits nonzero on any
-# failure. Records (every case's harness log, the differences, the failing cases' run folders)
+# well, still failures); exits nonzero on any failure. A case whose command stopped in Open MPI's
+# start-up or ran past the time limit runs once more, alone, and that run decides it. Records (every case's harness log, the differences, the failing cases' run folders)
 # under build/conformance/<cpu|gpu>/.
 #
 # Environment: GPUMATS_LIBDIR (the library's folder, default lib), CONFORMANCE_TIMEOUT (seconds a case
@@ -415,18 +415,28 @@ for t in $types; do
   pass=$((pass + p)) fail=$((fail + f)) nknown=$((nknown + k))
 done
 
-# A case whose command stopped in Open MPI's start-up, before PETSc ran, says nothing of the type:
-# two of the harness's mpiexec calls at once can race to make Open MPI's session folder ("mkdir
-# /tmp/ompi...: File exists", "orte_init failed"). Such a case runs once more with the same type,
-# alone, and that run decides it.
+# Two kinds of command failure say nothing of the type, and such a case runs once more with the same
+# type, alone, after every pass, and that run decides it:
+# - stopped in Open MPI's start-up, before PETSc ran: two of the harness's mpiexec calls at once can
+#   race to make Open MPI's session folder ("mkdir /tmp/ompi...: File exists", "orte_init failed");
+# - past the time limit while other cases shared the cores and the GPU (with --parallel on one GPU,
+#   8-rank GAMG cases of ksp ex56 ran 5 to 10 times as long as alone). A case that hangs runs past
+#   the limit alone too, and fails.
 mpi_startup_failed() { # the case's folder (failure_detail copies it)
   cat "$1"/*.tmp "$1"/*.err 2>/dev/null | grep -qE 'orte_init failed|ORTE_ERROR_LOG|ompi_rte_init failed|PMIx_Init failed'
 }
+declare -A first_run=() # index of a case run again: what its first run did
+for i in "${!f_key[@]}"; do
+  [ "${f_cmd[$i]}" = 1 ] || continue
+  if [[ ${f_detail[$i]} == *"Exceeded timeout limit"* ]]; then
+    first_run[$i]="ran past the time limit beside other cases"
+  elif mpi_startup_failed "$WORK/${f_type[$i]}/failed/${f_key[$i]}"; then
+    first_run[$i]="stopped in Open MPI's start-up"
+  fi
+done
 for t in $types; do
   again=()
-  for i in "${!f_key[@]}"; do
-    [ "${f_type[$i]}" = "$t" ] && [ "${f_cmd[$i]}" = 1 ] && mpi_startup_failed "$WORK/$t/failed/${f_key[$i]}" && again+=("$i")
-  done
+  for i in "${!first_run[@]}"; do [ "${f_type[$i]}" = "$t" ] && again+=("$i"); done
   [ ${#again[@]} -gt 0 ] || continue
   run_harness "$t-again" "-dll_append $LIB -mat_type $t -dm_mat_type $t $VEC_OPTIONS" \
     "$(for i in "${again[@]}"; do echo "${f_key[$i]%%+*}"; done | sort -u | paste -sd' ')" "$(tests_of "$t")" 1
@@ -439,12 +449,12 @@ for t in $types; do
     if [ "${st2[$key]:-}" = pass ]; then
       tp[$t]=$((tp[$t] + 1)) pass=$((pass + 1))
       [ -n "${acc2[$key]:-}" ] && ta[$t]=$((ta[$t] + 1))
-      echo "ok $t $key # its first run stopped in Open MPI's start-up, its second passed${acc2[$key]:+; accepted: ${acc2[$key]}}"
+      echo "ok $t $key # its first run ${first_run[$i]}, its second passed${acc2[$key]:+; accepted: ${acc2[$key]}}"
       unset "f_type[$i]" "f_key[$i]" "f_detail[$i]" "f_cmd[$i]"
     else
       f_cmd[$i]=1
       [ -s "$WORK/$t-again/diffs/$key.diff" ] && f_cmd[$i]=0
-      f_detail[$i]="$(failure_detail "$WORK/$t-again" "$key" "${why2[$key]:-no result from the harness}" "$(tests_of "$t")") (its first run stopped in Open MPI's start-up)"
+      f_detail[$i]="$(failure_detail "$WORK/$t-again" "$key" "${why2[$key]:-no result from the harness}" "$(tests_of "$t")") (its first run ${first_run[$i]} too)"
     fi
   done
   unset st2 why2 acc2
