@@ -422,10 +422,15 @@ done
 # - past the time limit while other cases shared the cores and the GPU (with --parallel on one GPU,
 #   8-rank GAMG cases of ksp ex56 ran 5 to 10 times as long as alone). A case that hangs runs past
 #   the limit alone too, and fails.
-mpi_startup_failed() { # the case's folder (failure_detail copies it)
-  cat "$1"/*.tmp "$1"/*.err 2>/dev/null | grep -qE 'orte_init failed|ORTE_ERROR_LOG|ompi_rte_init failed|PMIx_Init failed'
+mpi_startup_failed() { # the case's folder (failure_detail copies it): Open MPI's start-up message
+  # and nothing of PETSc's (Open MPI also logs "ORTE_ERROR_LOG" when it fails to print the
+  # message of a crashed run's MPI_Abort: that crash is the case's own)
+  local text
+  text=$(cat "$1"/*.tmp "$1"/*.err 2>/dev/null)
+  grep -qE 'orte_init failed|ompi_rte_init failed|PMIx_Init failed' <<<"$text" && ! grep -q 'PETSC ERROR' <<<"$text"
 }
-declare -A first_run=() # index of a case run again: what its first run did
+declare -A first_run=() f_note=() f_dir=() # index of a case run again: what its first run did, the
+# words the failure then ends with, the folder of the run that decided it
 for i in "${!f_key[@]}"; do
   [ "${f_cmd[$i]}" = 1 ] || continue
   if [[ ${f_detail[$i]} == *"Exceeded timeout limit"* ]]; then
@@ -454,7 +459,8 @@ for t in $types; do
     else
       f_cmd[$i]=1
       [ -s "$WORK/$t-again/diffs/$key.diff" ] && f_cmd[$i]=0
-      f_detail[$i]="$(failure_detail "$WORK/$t-again" "$key" "${why2[$key]:-no result from the harness}" "$(tests_of "$t")") (its first run ${first_run[$i]} too)"
+      f_detail[$i]=$(failure_detail "$WORK/$t-again" "$key" "${why2[$key]:-no result from the harness}" "$(tests_of "$t")")
+      f_note[$i]=" (its first run ${first_run[$i]} too)" f_dir[$i]=$WORK/$t-again/failed/$key
     fi
   done
   unset st2 why2 acc2
@@ -521,12 +527,12 @@ for i in "${!f_key[@]}"; do
     tu[$t]=$((${tu[$t]:-0} + 1)) nunstable=$((nunstable + 1))
   fi
   if [ "$cmd" = 1 ] && [ "${crl_state[$key]:-}" = fail ] &&
-    { same_error "$detail" "${crl_detail[$key]:-}" || same_signature "$WORK/$t/failed/$key" "$WORK/aijcrl/failed/$key"; }; then
+    { same_error "$detail" "${crl_detail[$key]:-}" || same_signature "${f_dir[$i]:-$WORK/$t/failed/$key}" "$WORK/aijcrl/failed/$key"; }; then
     tx[$t]=$((tx[$t] + 1)) npetsc=$((npetsc + 1))
-    echo "not ok $t $key # TODO fails the same way with PETSc's own AIJ subclass aijcrl: $detail"
+    echo "not ok $t $key # TODO fails the same way with PETSc's own AIJ subclass aijcrl: $detail${f_note[$i]:-}"
   else
     tf[$t]=$((tf[$t] + 1)) fail=$((fail + 1))
-    echo "not ok $t $key: $detail$unstable"
+    echo "not ok $t $key: $detail${f_note[$i]:-}$unstable"
   fi
 done
 for t in $types; do

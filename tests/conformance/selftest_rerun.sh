@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # run.sh's second run of PETSc's own type for cases whose output differs with ours, end to end on
-# six ksp ex2 cases with made-up differences (petscdiff.sh, in a copy, made to report them): a
+# eight ksp ex2 cases with made-up differences (petscdiff.sh, in a copy, made to report them): a
 # difference that PETSc's own type shows on its second run too is a failure marked unstable; one
 # that it does not show is a failure; the untouched case passes. And the run once more of a case
 # whose command stopped in Open MPI's start-up (once: passes on the second run; twice: fails), or
-# ran past the time limit once. The copy of run.sh works in a folder of its own. Prints "ok"/"not
-# ok" per rule and "N passed, M failed".
+# ran past the time limit once, and none of a crash. The copy of run.sh works in a folder of its
+# own. Prints "ok"/"not ok" per rule and "N passed, M failed".
 set -u
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
@@ -35,7 +35,7 @@ open(dst, "w").write(s)
 PY
 # Open MPI's start-up failing (the harness's case scripts take their mpiexec from PETSCMPIEXEC): the
 # first time cmrs runs ex2_4, and every time cmrs runs ex2_5; cmrs's first run of ex2_bjacobi runs
-# past the time limit
+# past the time limit; ex2_bjacobi_2 crashes with cmrs, and Open MPI logs an error of its own
 # (the harness's time limit is Open MPI's MPIEXEC_TIMEOUT: a command past it runs under mpiexec)
 mpiexec=$(grep -m1 '^MPIEXEC *=' "${PETSC_DIR:-/usr/lib/petsc}/lib/petsc/conf/petscvariables" | sed 's/^MPIEXEC *= *//')
 cat >"$tmp/mpiexec" <<EOF
@@ -43,12 +43,13 @@ cat >"$tmp/mpiexec" <<EOF
 case "\$CONFORMANCE_RUN:\$PWD" in
 cmrs:*ex2_4) [ -e "$tmp/ex2_4.failed" ] || { touch "$tmp/ex2_4.failed"; echo "[vm:1] ORTE_ERROR_LOG: Error in file util/session_dir.c" >&2; echo "  orte_init failed" >&2; exit 1; } ;;
 cmrs*:*ex2_5) echo "  orte_init failed" >&2; exit 1 ;;
+cmrs*:*ex2_bjacobi_2) echo "[0]PETSC ERROR: Caught signal number 11 SEGV" >&2; echo "[vm:1] ORTE_ERROR_LOG: Out of resource in file util/show_help.c" >&2; exit 59 ;;
 cmrs:*ex2_bjacobi) [ -e "$tmp/ex2_bjacobi.slow" ] || { touch "$tmp/ex2_bjacobi.slow"; exec $mpiexec -n 1 sleep 60; } ;;
 esac
 exec $mpiexec "\$@"
 EOF
 chmod +x "$tmp/mpiexec"
-PETSCMPIEXEC=$tmp/mpiexec CONFORMANCE_TIMEOUT=15 CONFORMANCE_WORK=$tmp/work bash "$tmp/run.sh" --types cmrs 'ksp_ksp_tutorials-ex2_[12345]' ksp_ksp_tutorials-ex2_bjacobi >"$tmp/log" 2>&1
+PETSCMPIEXEC=$tmp/mpiexec CONFORMANCE_TIMEOUT=15 CONFORMANCE_WORK=$tmp/work bash "$tmp/run.sh" --types cmrs 'ksp_ksp_tutorials-ex2_[12345]' 'ksp_ksp_tutorials-ex2_bjacobi*' >"$tmp/log" 2>&1
 rc=$?
 pass=0 fail=0
 expect() { # name pattern
@@ -60,7 +61,8 @@ expect "no difference: passes" '^ok cmrs ksp_ksp_tutorials-ex2_3$'
 expect "stopped once in MPI's start-up: run again, passes" '^ok cmrs ksp_ksp_tutorials-ex2_4 # its first run stopped in Open MPI.s start-up, its second passed$'
 expect "stopped twice in MPI's start-up: a failure" '^not ok cmrs ksp_ksp_tutorials-ex2_5: .*\(its first run stopped in Open MPI.s start-up too\)$'
 expect "past the time limit once: run again alone, passes" '^ok cmrs ksp_ksp_tutorials-ex2_bjacobi # its first run ran past the time limit beside other cases, its second passed$'
-expect "the summary counts three as failed, one unstable" '^3 passed, 3 failed, 0 known failures .*; of the failed, 1 unstable with PETSc.s own type$'
+expect "a crash that Open MPI logs an error about: a failure, not run again" '^not ok cmrs ksp_ksp_tutorials-ex2_bjacobi_2: Error code: 59[^(]*$'
+expect "the summary counts four as failed, one unstable" '^4 passed, 4 failed, 0 known failures .*; of the failed, 1 unstable with PETSc.s own type$'
 if [ $rc != 0 ]; then pass=$((pass + 1)); echo "ok a failure makes the run fail"; else fail=$((fail + 1)); echo "not ok the run succeeded with a failure"; fi
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
