@@ -61,8 +61,9 @@
 # "N passed, M failed, K known failures, J failing as with aijcrl; of the failed, U unstable with
 # PETSc's own type" last (U: output differences that a second run of PETSc's own type shows as
 # well, still failures); exits nonzero on any failure. A case whose command stopped in Open MPI's
-# start-up or ran past the time limit runs once more, alone, and that run decides it. Records (every case's harness log, the differences, the failing cases' run folders)
-# under build/conformance/<cpu|gpu>/.
+# start-up or ran past the time limit runs once more, alone, and that run decides it. Records
+# (every case's harness log, the differences, the failing cases' run folders) under
+# build/conformance/<cpu|gpu>/.
 #
 # Environment: GPUMATS_LIBDIR (the library's folder, default lib), CONFORMANCE_TIMEOUT (seconds a case
 # may run: 400 with --gpu, the harness's default 60 otherwise), PETSC_DIR/PETSC_ARCH (--gpu).
@@ -420,8 +421,8 @@ done
 # - stopped in Open MPI's start-up, before PETSc ran: two of the harness's mpiexec calls at once can
 #   race to make Open MPI's session folder ("mkdir /tmp/ompi...: File exists", "orte_init failed");
 # - past the time limit while other cases shared the cores and the GPU (with --parallel on one GPU,
-#   8-rank GAMG cases of ksp ex56 ran 5 to 10 times as long as alone). A case that hangs runs past
-#   the limit alone too, and fails.
+#   ksp ex56_gamg's 8 ranks ran past 240 s with four passes at once, 35 s with three). A case that
+#   hangs runs past the limit alone too, and fails.
 mpi_startup_failed() { # the case's folder (failure_detail copies it): Open MPI's start-up message
   # and nothing of PETSc's (Open MPI also logs "ORTE_ERROR_LOG" when it fails to print the
   # message of a crashed run's MPI_Abort: that crash is the case's own)
