@@ -104,6 +104,7 @@ fi
 [ -n "$jobs" ] || if [ $platform = cpu ]; then jobs=$((2 * $(nproc))); else jobs=$(($(nproc) / 2)); fi
 
 LIB=$ROOT/${GPUMATS_LIBDIR:-lib}/libpetscgpumats.so
+type_options() { echo "-dll_append $LIB -mat_type $1 -dm_mat_type $1 $VEC_OPTIONS"; } # a pass of our type $1
 WORK=${CONFORMANCE_WORK:-$ROOT/build/conformance/$platform} # (CONFORMANCE_WORK: for selftest_rerun.sh)
 TESTS=$WORK/tests # the harness's TESTDIR: the compiled cases, kept between runs
 mkdir -p "$WORK"
@@ -341,7 +342,7 @@ run_pass() { # type [testdir [jobs]]
       echo "# $t: resuming its pass: $(wc -l <<<"$finished") of $(wc -w <<<"$targets") cases finished before"
     fi
   fi
-  run_harness "$t" "-dll_append $LIB -mat_type $t -dm_mat_type $t $VEC_OPTIONS" "$todo" "$tests" "${3:-$jobs}" "$sig"
+  run_harness "$t" "$(type_options "$t")" "$todo" "$tests" "${3:-$jobs}" "$sig"
 }
 
 # Where a type's pass runs: the compiled cases themselves, or with --parallel a copy of them (the
@@ -444,7 +445,7 @@ for t in $types; do
   again=()
   for i in "${!first_run[@]}"; do [ "${f_type[$i]}" = "$t" ] && again+=("$i"); done
   [ ${#again[@]} -gt 0 ] || continue
-  run_harness "$t-again" "-dll_append $LIB -mat_type $t -dm_mat_type $t $VEC_OPTIONS" \
+  run_harness "$t-again" "$(type_options "$t")" \
     "$(for i in "${again[@]}"; do echo "${f_key[$i]%%+*}"; done | sort -u | paste -sd' ')" "$(tests_of "$t")" 1
   classify "$WORK/$t-again/tap.log" >"$WORK/$t-again/cases"
   declare -A st2=() why2=() acc2=()
