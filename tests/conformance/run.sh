@@ -422,8 +422,8 @@ done
 # - stopped in Open MPI's start-up, before PETSc ran: two of the harness's mpiexec calls at once can
 #   race to make Open MPI's session folder ("mkdir /tmp/ompi...: File exists", "orte_init failed");
 # - past the time limit while other cases shared the cores and the GPU (with --parallel on one GPU,
-#   ksp ex56_gamg's 8 ranks ran past 240 s with four passes at once, 35 s with three). A case that
-#   hangs runs past the limit alone too, and fails.
+#   8-rank GAMG cases of ksp ex56 ran past the limit with four passes at once and within it alone:
+#   docs/testing.md has the times). A case that hangs runs past the limit alone too, and fails.
 mpi_startup_failed() { # the case's folder (failure_detail copies it): Open MPI's start-up message
   # and nothing of PETSc's (Open MPI also logs "ORTE_ERROR_LOG" when it fails to print the
   # message of a crashed run's MPI_Abort: that crash is the case's own)
