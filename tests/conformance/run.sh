@@ -192,6 +192,16 @@ selection_targets() { # the harness's targets of every pair, each once
 # (default $TESTS); its records go to $WORK/$1, which is made anew unless it holds the records of
 # an unfinished pass being resumed ($WORK/$1/tap.kept, see run_pass). A pass signature, if given,
 # is recorded first, so that a pass stopped midway can be recognised.
+# The harness starts its targets in the order of TESTTARGETS (its own order is PETSc's package
+# order, which puts tao's and snes's loops over many variants last, where one of them alone
+# outlasts the rest of a pass): given on the command line, longest first by the reference run's
+# times, it overrides the harness's list, and gs= still names the same cases.
+longest_first() { # cases: the same cases, the longest in the reference run first
+  tr ' ' '\n' <<<"$1" | awk -v tf="$WORK/ref/times" '
+    BEGIN { while ((getline l < tf) > 0) { split(l, a, " "); t[a[1]] = a[2] } }
+    $0 != "" { c = $0; sub(/^[^-]*-/, "", c); printf "%d %d %s\n", (c in t) ? t[c] : 0, NR, $0 }' |
+    sort -k1,1nr -k2,2n | cut -d' ' -f3 | paste -sd' '
+}
 run_harness() { # name extra-options cases [testdir [jobs [signature]]]
   local name=$1 out=$WORK/$1 t0=$SECONDS tests=${4:-$TESTS}
   if [ -f "$out/tap.kept" ]; then rm -f "$out/harness.log" "$out/tap.log" "$out/seconds"; else rm -rf "$out"; fi
@@ -203,7 +213,7 @@ run_harness() { # name extra-options cases [testdir [jobs [signature]]]
   if [ -n "$3" ]; then # (no case at all would be every case of PETSc's suite to the harness)
     CONFORMANCE_RUN=$name CONFORMANCE_OUT=$out CONFORMANCE_REF=$WORK/ref/outputs \
       CONFORMANCE_PETSCDIFF=$PETSCDIFF_REAL PETSCDIFF="bash $HERE/petscdiff.sh" \
-      "${HARNESS[@]}" test TESTDIR="$tests" gs="$3" EXTRA_OPTIONS="$2" \
+      "${HARNESS[@]}" test TESTDIR="$tests" gs="$3" TESTTARGETS="$(longest_first "$3")" EXTRA_OPTIONS="$2" \
       ${CONFORMANCE_TIMEOUT:+TIMEOUT=$CONFORMANCE_TIMEOUT} -j"${5:-$jobs}" >"$out/harness.log" 2>&1
     cat "$out/tap.kept" "$tests"/test_*_tap.log >"$out/tap.log" 2>/dev/null
   else
