@@ -188,10 +188,6 @@ selection_targets() { # the harness's targets of every pair, each once
   done | tr ' ' '\n' | grep -v '^$' | sort -u | paste -sd' '
 }
 
-# Runs the harness with extra options over the named cases (the harness's targets), in TESTDIR
-# (default $TESTS); its records go to $WORK/$1, which is made anew unless it holds the records of
-# an unfinished pass being resumed ($WORK/$1/tap.kept, see run_pass). A pass signature, if given,
-# is recorded first, so that a pass stopped midway can be recognised.
 # The harness starts its targets in the order of TESTTARGETS (its own order is PETSc's package
 # order, which puts tao's and snes's loops over many variants last, where one of them alone
 # outlasts the rest of a pass): given on the command line, longest first by the reference run's
@@ -202,6 +198,11 @@ longest_first() { # cases: the same cases, the longest in the reference run firs
     $0 != "" { c = $0; sub(/^[^-]*-/, "", c); printf "%d %d %s\n", (c in t) ? t[c] : 0, NR, $0 }' |
     sort -k1,1nr -k2,2n | cut -d' ' -f3 | paste -sd' '
 }
+
+# Runs the harness with extra options over the named cases (the harness's targets), in TESTDIR
+# (default $TESTS); its records go to $WORK/$1, which is made anew unless it holds the records of
+# an unfinished pass being resumed ($WORK/$1/tap.kept, see run_pass). A pass signature, if given,
+# is recorded first, so that a pass stopped midway can be recognised.
 run_harness() { # name extra-options cases [testdir [jobs [signature]]]
   local name=$1 out=$WORK/$1 t0=$SECONDS tests=${4:-$TESTS}
   if [ -f "$out/tap.kept" ]; then rm -f "$out/harness.log" "$out/tap.log" "$out/seconds"; else rm -rf "$out"; fi
