@@ -72,7 +72,7 @@ echo "# kernel unit tests"
 # each also encode and refill two value dictionaries; in 6 shards one took over 500 s on an H100)
 # With several GPUs visible the processes take them in turn. With GPUMATS_RESUME=1 a shard that
 # passed with this build is not run again.
-kgpus=(${CUDA_VISIBLE_DEVICES//,/ })
+kgpus=(${CUDA_VISIBLE_DEVICES:+${CUDA_VISIBLE_DEVICES//,/ }})
 [ ${#kgpus[@]} -gt 0 ] || kgpus=($(nvidia-smi -L 2>/dev/null | grep -oE '^GPU [0-9]+' | grep -oE '[0-9]+'))
 [ ${#kgpus[@]} -gt 0 ] || kgpus=(0)
 kernel_units() { # "precision part shard shards" of every process
