@@ -46,7 +46,11 @@ CUDA_OBJ := $(if $(filter 1,$(GPUMATS_CUDA)),$(patsubst src/%.cu,$(OBJDIR)/%.o,$
 
 # C++17 for the glue (PETSc's own CXX_FLAGS may ask for an older standard; the later flag wins)
 GPUMATS_CXXFLAGS := $(CXX_FLAGS) -std=c++17 -O2 -Wall -Wextra -Wno-unused-parameter -fPIC -Iinclude $(PETSC_CC_INCLUDES) -DGPUMATS_HAVE_CUDA=$(GPUMATS_CUDA)
-NVCCFLAGS := -std=c++17 -O3 -arch=sm_$(CUDA_ARCH) -ccbin $(firstword $(CXX) g++) -Xcompiler -fPIC --expt-relaxed-constexpr
+# --objdir-as-tempdir and -frandom-seed (in the rule: the source's path, distinct per file): nvcc
+# writes its intermediate files' names and a random number (in anonymous namespaces' names) into the
+# object; with these the same sources give the same bytes on every build, so the GPU suite's resume
+# marks (tests/resume.sh, an md5 of the programs) hold on another machine with the same tools
+NVCCFLAGS := -std=c++17 -O3 -arch=sm_$(CUDA_ARCH) -ccbin $(firstword $(CXX) g++) -Xcompiler -fPIC --expt-relaxed-constexpr --objdir-as-tempdir
 comma := ,
 CUDA_LDFLAGS := $(if $(CUDA_OBJ),-L$(CUDA_DIR)/lib64 -Wl$(comma)-rpath$(comma)$(CUDA_DIR)/lib64 -lcusparse -lcudart)
 
@@ -79,7 +83,7 @@ $(OBJDIR)/%.o: src/%.cxx $(OBJDIR)/%.d makefile
 
 $(OBJDIR)/%.o: src/%.cu $(OBJDIR)/%.d
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -frandom-seed=$< $(DEPFLAGS) -c $< -o $@
 
 $(DEP_FILES):
 -include $(wildcard $(DEP_FILES))

@@ -245,6 +245,16 @@ if ! skipped core; then
   # one row per matrix, autocuda's pick read from its parameters
   expect_output "bench_report autocuda table" '^| ex56.bin | autocuda | bellpack | 1.000 | 1.85 | 1.25 |$' \
     python3 examples/bench_report.py docs/results/h200-2026-11-27-autocuda.csv
+  # the CUDA objects are the same bytes on every build (makefile: --objdir-as-tempdir, -frandom-seed),
+  # which the GPU suite's resume marks on another machine rely on: a source with kernels in an
+  # anonymous namespace, whose names nvcc otherwise draws at random, compiled twice
+  if [ -x "${CUDA_DIR:-/usr/local/cuda}/bin/nvcc" ]; then
+    o=obj/mat/impls/auto/cuda.o
+    if make -s BUILD="$TMP/repro-a" "$TMP/repro-a/$o" >"$LOGS/repro.log" 2>&1 && make -s BUILD="$TMP/repro-b" "$TMP/repro-b/$o" >>"$LOGS/repro.log" 2>&1; then
+      if cmp -s "$TMP/repro-a/$o" "$TMP/repro-b/$o"; then ok "reproducible CUDA build: src/mat/impls/auto/cuda.cu compiled twice, the same bytes"
+      else notok "reproducible CUDA build" "src/mat/impls/auto/cuda.cu compiled twice gave different objects (nvcc flags of the makefile)"; fi
+    else notok "reproducible CUDA build" "compiling src/mat/impls/auto/cuda.cu failed (see $LOGS/repro.log)"; fi
+  fi
 fi
 
 # --- 2. PETSc-level tests -------------------------------------------------------------------
