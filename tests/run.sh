@@ -255,6 +255,8 @@ if ! skipped core; then
       else notok "reproducible CUDA build" "src/mat/impls/auto/cuda.cu compiled twice gave different objects (nvcc flags of the makefile)"; fi
     else notok "reproducible CUDA build" "compiling src/mat/impls/auto/cuda.cu failed (see $LOGS/repro.log)"; fi
   fi
+  # the GPU suite in steps (tests/gpu/steps.sh): its rules, with a made-up section runner
+  run_checks "gpu-steps" bash tests/gpu/selftest_steps.sh
 fi
 
 # --- 2. PETSc-level tests -------------------------------------------------------------------
