@@ -71,14 +71,17 @@ echo "# kernel unit tests"
 # (the parameter sweeps of the formats in shards, SELL-P's in the most: its 140 parameter sets
 # each also encode and refill two value dictionaries; in 6 shards one took over 500 s on an H100)
 # With several GPUs visible the processes take them in turn. With GPUMATS_RESUME=1 a shard that
-# passed with this build is not run again.
+# passed with this build is not run again. At most GPUMATS_KERNEL_JOBS (default: the cores) run at
+# once, the longest parts first: all at once on 16 cores, the shards shared the cores for so long
+# that a time limit stopped most of them, each with its work lost, where fewer at a time finish and
+# keep theirs.
 kgpus=(${CUDA_VISIBLE_DEVICES:+${CUDA_VISIBLE_DEVICES//,/ }})
 [ ${#kgpus[@]} -gt 0 ] || kgpus=($(nvidia-smi -L 2>/dev/null | grep -oE '^GPU [0-9]+' | grep -oE '[0-9]+'))
 [ ${#kgpus[@]} -gt 0 ] || kgpus=(0)
-kernel_units() { # "precision part shard shards" of every process
-  local prec p k n
-  for prec in double float; do
-    for p in $parts; do
+kernel_units() { # "precision part shard shards" of every process, the longest parts first
+  local prec p k n q long="sellp bellpack-dictionary cmrs-kernels bellpack cmrs"
+  for p in $long $(for q in $parts; do case " $long " in *" $q "*) ;; *) echo "$q" ;; esac; done); do
+    for prec in double float; do
       [ "$p" = gather ] && [ "$prec" = float ] && continue # double only
       case $p in sellp) n=12 ;; cmrs | cmrs-kernels | bellpack | bellpack-dictionary) n=4 ;; *) n=1 ;; esac
       for ((k = 0; k < n; k++)); do echo "$prec $p $k $n"; done
@@ -87,9 +90,11 @@ kernel_units() { # "precision part shard shards" of every process
 }
 klog() { echo "build/test-logs/kernels-$2-$3-of-$4-$1.log"; }
 kn=0
+kjobs=${GPUMATS_KERNEL_JOBS:-$(nproc)}
 while read -r prec p k n; do
   log=$(klog $prec $p $k $n)
   resumed "$log" && continue
+  while [ "$(jobs -rp | wc -l)" -ge "$kjobs" ]; do wait -n; done
   gpu=${kgpus[kn++ % ${#kgpus[@]}]}
   (CUDA_VISIBLE_DEVICES=$gpu build/bin/test_kernels --precision $prec --only $p --shard $k/$n >"$log" 2>&1
     record_unit "$log" $([ $? = 0 ] && tail -1 "$log" | grep -q ' 0 failed$' && echo 1 || echo 0)) &
