@@ -27,7 +27,9 @@
 # counted from their logs (tests/resume.sh).
 # GPUMATS_GPU_SKIP: sections of this script to skip (kernels memcheck suite copies memory placement shadows bind), so
 # that a short device session can run a part; GPUMATS_SKIP: sections of tests/run.sh to skip in 4
-# besides those this script always skips; GPUMATS_GPU_TYPES: the types of 4 (default all four).
+# besides those this script always skips; GPUMATS_GPU_TYPES: the types of 4 (default all four);
+# GPUMATS_KERNEL_JOBS: kernel-test processes at once in 3 (default: the cores). For one GPU and
+# commands shorter than the suite, tests/gpu/steps.sh runs this script section by section.
 set -u
 cd "$(dirname "$0")/../.."
 
