@@ -49,7 +49,8 @@ GPUMATS_CXXFLAGS := $(CXX_FLAGS) -std=c++17 -O2 -Wall -Wextra -Wno-unused-parame
 # --objdir-as-tempdir and -frandom-seed (in the rule: the source's path, distinct per file): nvcc
 # writes its intermediate files' names and a random number (in anonymous namespaces' names) into the
 # object; with these the same sources give the same bytes on every build, so the GPU suite's resume
-# marks (tests/resume.sh, an md5 of the programs) hold on another machine with the same tools
+# marks (tests/resume.sh, an md5 of the programs) hold on another machine with the same tools and
+# the checkout at the same path (nvcc hashes the source's full path into those names too)
 NVCCFLAGS := -std=c++17 -O3 -arch=sm_$(CUDA_ARCH) -ccbin $(firstword $(CXX) g++) -Xcompiler -fPIC --expt-relaxed-constexpr --objdir-as-tempdir
 comma := ,
 CUDA_LDFLAGS := $(if $(CUDA_OBJ),-L$(CUDA_DIR)/lib64 -Wl$(comma)-rpath$(comma)$(CUDA_DIR)/lib64 -lcusparse -lcudart)

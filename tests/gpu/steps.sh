@@ -7,7 +7,7 @@
 # the time they need left and otherwise wait for a later step. A section that passed leaves a mark
 # with the build's fingerprint beside its log, build/test-logs/section-<name>.log. The build is
 # reproducible (makefile, tests/gpu/link_kernels.sh), so a later step may run on another machine
-# given the same sources, CUDA, PETSc and build/test-logs.
+# given the same sources at the same path, CUDA, PETSc and build/test-logs.
 # Prints each section's count as it ends; once every section has passed with this build, "suite
 # complete:" and the sum of the sections' counts. Exit 0 when complete, 2 when sections remain,
 # 1 when a section failed (run the step again to rerun what failed).
