@@ -7,11 +7,10 @@ link_test_kernels() {
   kobjs=$(for f in src/mat/impls/*/*.cu src/mat/impls/common/cuda/*.cu; do f=${f#src/}; echo "build/obj/${f%.cu}.o"; done)
   for f in tests/gpu/test_kernels.cu $kobjs; do [ build/bin/test_kernels -nt "$f" ] || stale=1; done
   [ $stale = 1 ] || return 0
-  mkdir -p build/bin build/test-logs
+  mkdir -p build/bin build/test-logs build/obj/tests
   # (compiled apart from the link, with the library's --objdir-as-tempdir and -frandom-seed: the same
   # source gives the same program on every build, which the suite's resume marks rely on)
   local nvcc="${CUDA_DIR:-/usr/local/cuda}/bin/nvcc" log=build/test-logs/kernels-build.log
-  mkdir -p build/obj/tests
   { "$nvcc" -std=c++17 -O2 -arch=sm_${CUDA_ARCH:-90} --objdir-as-tempdir -frandom-seed=tests/gpu/test_kernels.cu -c tests/gpu/test_kernels.cu -o build/obj/tests/test_kernels.o &&
     "$nvcc" -arch=sm_${CUDA_ARCH:-90} -o build/bin/test_kernels build/obj/tests/test_kernels.o $kobjs -lcusparse; } >$log 2>&1 ||
     { tail -20 $log; return 1; }

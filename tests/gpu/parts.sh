@@ -18,11 +18,7 @@ set -u
 cd "$(dirname "$0")/../.."
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "${ngpu:-0}" -ge 4 ] || exec bash tests/gpu/run.sh
-source tests/gpu/cuda_petsc.sh
-make -j"$(nproc)" lib tests >build-gpu.log 2>&1 || { tail -30 build-gpu.log; echo "0 passed, 1 failed (build)"; exit 1; }
-mkdir -p build/test-logs
-source tests/gpu/link_kernels.sh # once, before the parts that run it
-link_test_kernels || { echo "0 passed, 1 failed (test_kernels)"; exit 1; }
+source tests/gpu/suite_build.sh
 source tests/resume.sh # the build's fingerprint, shared by the parts (GPUMATS_RESUME=1 continues a stopped suite)
 build_fingerprint
 

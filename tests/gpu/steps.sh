@@ -16,13 +16,7 @@ cd "$(dirname "$0")/../.."
 t0=$(date +%s)
 end=$((t0 + ${GPUMATS_STEP_SECONDS:-570}))
 # (GPUMATS_STEP_RUN: what runs a section, for tests/gpu/selftest_steps.sh; it builds nothing)
-if [ -z "${GPUMATS_STEP_RUN:-}" ]; then
-  source tests/gpu/cuda_petsc.sh
-  make -j"$(nproc)" lib tests >build-gpu.log 2>&1 || { tail -30 build-gpu.log; echo "0 passed, 1 failed (build)"; exit 1; }
-  mkdir -p build/test-logs
-  source tests/gpu/link_kernels.sh
-  link_test_kernels || { echo "0 passed, 1 failed (test_kernels)"; exit 1; }
-fi
+[ -n "${GPUMATS_STEP_RUN:-}" ] || source tests/gpu/suite_build.sh
 run_section=${GPUMATS_STEP_RUN:-bash tests/gpu/run.sh}
 mkdir -p build/test-logs
 source tests/resume.sh
