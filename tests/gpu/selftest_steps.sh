@@ -12,12 +12,13 @@ mkdir -p "$tmp/tests/gpu"
 cp tests/gpu/steps.sh "$tmp/tests/gpu/"
 cp tests/resume.sh "$tmp/tests/"
 # the runner: its section is the one of steps.sh's eight that GPUMATS_GPU_SKIP leaves out; each run
-# is logged; FAKE_SLEEP=SECTION:SECONDS and FAKE_FAIL=SECTION make one section slow or failing
+# is logged with the resume settings it was handed; FAKE_SLEEP=SECTION:SECONDS and FAKE_FAIL=SECTION make one section slow or failing
 cat >"$tmp/fake.sh" <<'EOF'
 for s in kernels memcheck memory copies placement shadows bind suite; do
   case " $GPUMATS_GPU_SKIP " in *" $s "*) ;; *) me=$s ;; esac
 done
 echo "$me" >>"$FAKE_RUNS"
+echo "${GPUMATS_RESUME:-unset} ${GPUMATS_FINGERPRINT:-unset}" >>"$FAKE_ENV"
 [ "${FAKE_SLEEP%%:*}" = "$me" ] && sleep "${FAKE_SLEEP#*:}"
 if [ "${FAKE_FAIL:-}" = "$me" ]; then echo "not ok $me/made-up"; echo "2 passed, 1 failed"; exit 1; fi
 echo "3 passed, 0 failed"
@@ -30,8 +31,9 @@ step() { # seconds [VAR=value...]: one step, its output in $tmp/out, its runs in
   local secs=$1
   shift
   : >"$tmp/runs"
+  : >"$tmp/env"
   env GPUMATS_STEP_SECONDS="$secs" GPUMATS_STEP_RUN="bash $tmp/fake.sh" GPUMATS_FINGERPRINT="${FP:-build-1}" \
-    FAKE_RUNS="$tmp/runs" FAKE_SLEEP=none:0 "$@" bash "$tmp/tests/gpu/steps.sh" >"$tmp/out" 2>&1
+    FAKE_RUNS="$tmp/runs" FAKE_ENV="$tmp/env" FAKE_SLEEP=none:0 "$@" bash "$tmp/tests/gpu/steps.sh" >"$tmp/out" 2>&1
 }
 runs() { paste -sd' ' "$tmp/runs"; }
 
@@ -40,6 +42,9 @@ runs() { paste -sd' ' "$tmp/runs"; }
 step 35 FAKE_SLEEP=kernels:60
 rc=$?
 check "stopped-section-left" "$([ "$rc" = 2 ] && [ "$(runs)" = "kernels" ] && grep -q '^# memory: left for a later step' "$tmp/out" && echo 0)" "exit $rc, ran '$(runs)' (want 2, 'kernels')"
+# the section's own units (kernel shards, memcheck parts, PETSc-level runs) resume too: the runner
+# is handed GPUMATS_RESUME=1 and the step's fingerprint
+check "units-resume" "$([ "$(cat "$tmp/env")" = "1 build-1" ] && echo 0)" "the runner saw '$(cat "$tmp/env")' (want '1 build-1')"
 # 2. a long step with the memory section failing: everything runs; exit 1, the failure shown
 step 1000 FAKE_FAIL=memory
 rc=$?

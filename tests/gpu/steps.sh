@@ -20,7 +20,8 @@ end=$((t0 + ${GPUMATS_STEP_SECONDS:-570}))
 run_section=${GPUMATS_STEP_RUN:-bash tests/gpu/run.sh}
 mkdir -p build/test-logs
 source tests/resume.sh
-GPUMATS_RESUME=1
+# exported: the sections' own units (kernel shards, memcheck parts, PETSc-level runs) resume too
+export GPUMATS_RESUME=1
 build_fingerprint
 echo "# build $GPUMATS_FINGERPRINT, ready after $(($(date +%s) - t0)) s"
 
