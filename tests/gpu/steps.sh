@@ -26,8 +26,8 @@ build_fingerprint
 echo "# build $GPUMATS_FINGERPRINT, ready after $(($(date +%s) - t0)) s"
 
 ALL="kernels memcheck memory copies placement shadows bind suite"
-# the least time a section that cannot resume is started with (memory, copies, placement and shadows
-# each took under half of it on one H200; bind, 18 runs of snes ex19, was not timed there)
+# the least time a section that cannot resume is started with (memory, copies, placement, shadows
+# and bind each took under half of it on one H200: docs/results/gpu-suite-h200-2026-11-29.txt)
 need() { case $1 in memory) echo 60 ;; copies | placement | shadows) echo 120 ;; bind) echo 200 ;; *) echo 30 ;; esac; }
 failed=0
 for s in $ALL; do
