@@ -5,6 +5,9 @@
 # Usage: tests/options_doc.sh [types...] (default: the host types); *cuda types need a usable GPU.
 # Prints "ok ..." / "not ok ..." lines. One ex2 run of 16 rows per type and one on 2 ranks.
 set -u
+# comm needs the order sort made; in a locale that skips punctuation (en_US.UTF-8) sorting
+# "-opt column" lines puts -mat_gpumats_build_at before -mat_gpumats_build, which comm then rejects
+export LC_ALL=C
 cd "$(dirname "$0")/.."
 BIN=${GPUMATS_BUILD:-build}/bin
 LIB=$PWD/${GPUMATS_LIBDIR:-lib}/libpetscgpumats.so
