@@ -347,76 +347,26 @@ FormatInfo auto_info = {"auto", "auto", "AUTO", false, false, nullptr, 0, 0};
 
 } // namespace gpumats
 
-// Manual pages of the types this format registers (the registry line is the FormatInfo above;
-// -help names these pages beside each option).
 /*MC
    MATAUTOCUDA - "autocuda" - a matrix type for NVIDIA GPUs that picks the format per matrix block
 
-   A sparse-matrix type of petsc-gpumats that picks, for each matrix block at its build, the format
-   of `MATSELLPCUDA`, `MATCMRSCUDA`, `MATBELLPACKCUDA` (with a block size) or plain cuSPARSE CSR, by
-   an execution-time model fitted to measurements on each GPU model (config/tuning/autocuda-*.csv,
-   `make tune`); `-mat_view ::ascii_info` shows the pick, each candidate's predicted bytes and time,
-   and which calibration was used. A matrix rebuilt after few products (a new nonzero pattern at
-   every assembly) has each candidate's build, as measured by `make tune`, spread over the products a
-   build served counted against it. GPU only: there is no host form.
-
-   This type is identical to `MATSEQAUTOCUDA` when constructed with a single process communicator,
-   and `MATMPIAUTOCUDA` otherwise. Load the plug-in with `-dll_append libpetscgpumats.so` or call
-   `PetscGpuMatsInitialize()`; `-dm_mat_type autocuda` selects it for `DMCreateMatrix()`.
-
-   See docs/options.md for each option's default and meaning, docs/design.md for the model.
+   At each block's build, the format of `MATSELLPCUDA`, `MATCMRSCUDA`, `MATBELLPACKCUDA` (with a
+   block size) or plain cuSPARSE CSR, by an execution-time model fitted to measurements on each GPU
+   model (config/tuning/autocuda-*.csv, `make tune`); `-mat_view ::ascii_info` shows the pick, each
+   candidate's predicted bytes and time, and which calibration was used. A matrix rebuilt after few
+   products (a new nonzero pattern at every assembly) has each candidate's build, as measured by
+   `make tune`, spread over the products a build served counted against it. GPU only: there is no
+   host form. Concrete types: `MATSEQAUTOCUDA` ("seqaijautocuda") and `MATMPIAUTOCUDA`
+   ("mpiaijautocuda"), whose diagonal and off-diagonal blocks each get a format of their own.
 
    Options Database Keys:
 +  -mat_type autocuda - sets the matrix type to `MATAUTOCUDA` during a call to `MatSetFromOptions()`
 .  -mat_autocuda_trial <bool> - confirm the model's choice by timing the two best candidates on this GPU
 .  -mat_autocuda_values <auto,plain> - whether its SELL-P and BELLPACK candidates may hold a value dictionary
 .  -mat_autocuda_formats <sellp,cmrs,bellpack,csr> - the formats to pick among (default all four)
-.  -mat_gpumats_loads <stream,cached> - GPU loads of the matrix arrays: evict-first streaming (the caches keep x) or cached
-.  -mat_gpumats_reorder <none,rcm> - renumber the (diagonal) block in reverse Cuthill-McKee order for the format copy
-.  -mat_gpumats_long_rows <K> - rows longer than K keep K entries in the format, the rest in a tail (0: never; -1: chosen per matrix)
-.  -mat_gpumats_transpose <auto,explicit,implicit> - how products with the transpose are done
-.  -mat_gpumats_values_update <auto,rebuild> - a change that keeps the nonzero pattern refills the values only (auto) or converts in full
-.  -mat_gpumats_build_at <assembly,use> - bring the format copy up to date inside MatAssemblyEnd() or at its first use
-.  -mat_gpumats_build <device,host> - convert on the GPU from one upload of the CSR, or on the host and upload the format
-.  -mat_gpumats_products <gpu,host> - sparse products through cuSPARSE on the GPU or PETSc's host products
-.  -mat_gpumats_upload_threads <n> - host threads staging large uploads, for the whole process (no prefix)
-.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
+-  -mat_gpumats_* - see `MATGPUMATS`, the GPU-only ones included
 
    Level: beginner
 
-.seealso: [](ch_matrices), `Mat`, `MATSELLPCUDA`, `MATCMRSCUDA`, `MATBELLPACKCUDA`, `MATSEQAUTOCUDA`, `MATMPIAUTOCUDA`, `MATAIJCUSPARSE`, `PetscGpuMatsInitialize()`
-M*/
-
-/*MC
-   MATSEQAUTOCUDA - "seqaijautocuda" - the sequential form of `MATAUTOCUDA`
-
-   The sequential concrete type behind `MATAUTOCUDA`: a subclass of `MATSEQAIJ` holding the picked
-   format's copy on the GPU. Its name starts with "seqaij" so that PETSc's AIJ code paths take it.
-
-   Options Database Keys:
-+  -mat_type seqaijautocuda - sets the matrix type to `MATSEQAUTOCUDA` during a call to `MatSetFromOptions()`
--  -mat_autocuda_* , -mat_gpumats_* - as for `MATAUTOCUDA`
-
-   Level: beginner
-
-.seealso: [](ch_matrices), `Mat`, `MATAUTOCUDA`, `MATMPIAUTOCUDA`, `MATSEQAIJCUSPARSE`
-M*/
-
-/*MC
-   MATMPIAUTOCUDA - "mpiaijautocuda" - the parallel form of `MATAUTOCUDA`
-
-   The parallel concrete type behind `MATAUTOCUDA`: a subclass of `MATMPIAIJ` whose diagonal and
-   off-diagonal blocks each get a format of their own. Its name starts with "mpiaij" so that PETSc's
-   AIJ code paths take it.
-
-   Options Database Keys:
-+  -mat_type mpiaijautocuda - sets the matrix type to `MATMPIAUTOCUDA` during a call to `MatSetFromOptions()`
-.  -mat_autocuda_* , -mat_gpumats_* - as for `MATAUTOCUDA`
-.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
-
-   Level: beginner
-
-.seealso: [](ch_matrices), `Mat`, `MATAUTOCUDA`, `MATSEQAUTOCUDA`, `MATMPIAIJCUSPARSE`
+.seealso: [](ch_matrices), `MATGPUMATS`, `MATSELLPCUDA`, `MATCMRSCUDA`, `MATBELLPACKCUDA`, `MATAIJCUSPARSE`
 M*/

@@ -209,22 +209,14 @@ FormatInfo bellpack_info = {"bellpack", "bellpack", "BELLPACK", true, true, null
 
 } // namespace gpumats
 
-// Manual pages of the types this format registers (the registry line is the FormatInfo above;
-// -help names these pages beside each option).
 /*MC
-   MATBELLPACK - "bellpack" - BELLPACK matrix type
+   MATBELLPACK - "bellpack" - BELLPACK (blocked ELLPACK) matrix type, computed on the host
 
-   A sparse-matrix type of petsc-gpumats: an AIJ matrix (authoritative) with a copy in BELLPACK
-   (blocked ELLPACK) format (Choi, Singh and Vuduc, 2010; r x c dense blocks, block rows sorted by
-   length and stored ELLPACK-style in partitions of R block rows, one column index per block),
-   computed on the host (C++ kernels; the reference the GPU type is checked against).
-
-   This type is identical to `MATSEQBELLPACK` when constructed with a single process communicator,
-   and `MATMPIBELLPACK` otherwise, as `MATAIJ` is. Load the plug-in with `-dll_append
-   libpetscgpumats.so` or call `PetscGpuMatsInitialize()`; `-dm_mat_type bellpack` selects it for
-   `DMCreateMatrix()`.
-
-   See docs/options.md for each option's default and meaning, docs/design.md for the format.
+   Choi, Singh and Vuduc (2010): r x c dense blocks with one column index each, block rows sorted by
+   length and stored ELLPACK-style in partitions of R block rows. The block size comes from the
+   matrix's (`MatSetBlockSize()`) or from sampled fill estimation. The host form is the reference
+   `MATBELLPACKCUDA` is checked against. Concrete types: `MATSEQBELLPACK` ("seqaijbellpack") and
+   `MATMPIBELLPACK` ("mpiaijbellpack").
 
    Options Database Keys:
 +  -mat_type bellpack - sets the matrix type to `MATBELLPACK` during a call to `MatSetFromOptions()`
@@ -232,126 +224,27 @@ FormatInfo bellpack_info = {"bellpack", "bellpack", "BELLPACK", true, true, null
 .  -mat_bellpack_partition_rows <R> - block rows per partition, a power of two up to 1024 (0: the execution-time model)
 .  -mat_bellpack_row_threads <T> - GPU: threads per block row, a power of two up to 32 (0: chosen per product)
 .  -mat_bellpack_values <plain,dictionary,auto> - plain values or 1-/2-byte codes into a table of the distinct values
-.  -mat_gpumats_loads <stream,cached> - GPU loads of the matrix arrays: evict-first streaming (the caches keep x) or cached
-.  -mat_gpumats_reorder <none,rcm> - renumber the (diagonal) block in reverse Cuthill-McKee order for the format copy
-.  -mat_gpumats_long_rows <K> - rows longer than K keep K entries in the format, the rest in a tail (0: never; -1: chosen per matrix)
-.  -mat_gpumats_transpose <auto,explicit,implicit> - how products with the transpose are done
-.  -mat_gpumats_values_update <auto,rebuild> - a change that keeps the nonzero pattern refills the values only (auto) or converts in full
-.  -mat_gpumats_build_at <assembly,use> - bring the format copy up to date inside MatAssemblyEnd() or at its first use
-.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
+-  -mat_gpumats_* - the options of every type: see `MATGPUMATS`
 
    Level: beginner
 
-.seealso: [](ch_matrices), `Mat`, `MATBELLPACKCUDA`, `MATSEQBELLPACK`, `MATMPIBELLPACK`, `MATAIJ`, `MatCreate()`, `MatSetType()`, `PetscGpuMatsInitialize()`
-M*/
-
-/*MC
-   MATSEQBELLPACK - "seqaijbellpack" - the sequential form of `MATBELLPACK`
-
-   The sequential concrete type behind `MATBELLPACK`: a subclass of `MATSEQAIJ` holding its format
-   copy. Its name starts with "seqaij" so that PETSc's AIJ code paths take it, as they take
-   `MATSEQAIJCUSPARSE`.
-
-   Options Database Keys:
-+  -mat_type seqaijbellpack - sets the matrix type to `MATSEQBELLPACK` during a call to `MatSetFromOptions()`
--  -mat_bellpack_* , -mat_gpumats_* - as for `MATBELLPACK`
-
-   Level: beginner
-
-.seealso: [](ch_matrices), `Mat`, `MATBELLPACK`, `MATMPIBELLPACK`, `MATSEQAIJ`
-M*/
-
-/*MC
-   MATMPIBELLPACK - "mpiaijbellpack" - the parallel form of `MATBELLPACK`
-
-   The parallel concrete type behind `MATBELLPACK`: a subclass of `MATMPIAIJ` whose diagonal and
-   off-diagonal blocks each hold a format copy, the ghost exchange overlapped with the diagonal
-   block's product. Its name starts with "mpiaij" so that PETSc's AIJ code paths take it, as they
-   take `MATMPIAIJCUSPARSE`.
-
-   Options Database Keys:
-+  -mat_type mpiaijbellpack - sets the matrix type to `MATMPIBELLPACK` during a call to `MatSetFromOptions()`
-.  -mat_bellpack_* , -mat_gpumats_* - as for `MATBELLPACK`
-.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
-
-   Level: beginner
-
-.seealso: [](ch_matrices), `Mat`, `MATBELLPACK`, `MATSEQBELLPACK`, `MATMPIAIJ`
+.seealso: [](ch_matrices), `MATBELLPACKCUDA`, `MATGPUMATS`, `MATAIJ`, `MATBAIJ`
 M*/
 
 /*MC
    MATBELLPACKCUDA - "bellpackcuda" - BELLPACK matrix type for NVIDIA GPUs
 
-   A sparse-matrix type of petsc-gpumats: an AIJ matrix (authoritative) with a copy in BELLPACK
-   (blocked ELLPACK) format (Choi, Singh and Vuduc, 2010; r x c dense blocks, block rows sorted by
-   length and stored ELLPACK-style in partitions of R block rows, one column index per block), whose
-   products run on an NVIDIA GPU with CUDA kernels.
-
-   This type is identical to `MATSEQBELLPACKCUDA` when constructed with a single process
-   communicator, and `MATMPIBELLPACKCUDA` otherwise, as `MATAIJ` is. Load the plug-in with
-   `-dll_append libpetscgpumats.so` or call `PetscGpuMatsInitialize()`; `-dm_mat_type bellpackcuda`
-   selects it for `DMCreateMatrix()`.
-
-   See docs/options.md for each option's default and meaning, docs/design.md for the format. With a
-   PETSc built with CUDA, products read and write `VECCUDA` arrays on the GPU; sparse products and
-   factorizations go through `MATAIJCUSPARSE` code.
+   `MATBELLPACK`'s partitions on an NVIDIA GPU, a CUDA block of R threads each, T threads per block
+   row (`-mat_bellpack_row_threads`) multiplying whole r x c blocks; R comes from the paper's
+   execution-time model, calibrated per GPU model. Concrete types: `MATSEQBELLPACKCUDA`
+   ("seqaijbellpackcuda") and `MATMPIBELLPACKCUDA` ("mpiaijbellpackcuda").
 
    Options Database Keys:
 +  -mat_type bellpackcuda - sets the matrix type to `MATBELLPACKCUDA` during a call to `MatSetFromOptions()`
-.  -mat_bellpack_block_size <r,c> - dense block size, 1-8 each (default: the matrix block size, else by fill estimation)
-.  -mat_bellpack_partition_rows <R> - block rows per partition, a power of two up to 1024 (0: the execution-time model)
-.  -mat_bellpack_row_threads <T> - GPU: threads per block row, a power of two up to 32 (0: chosen per product)
-.  -mat_bellpack_values <plain,dictionary,auto> - plain values or 1-/2-byte codes into a table of the distinct values
-.  -mat_gpumats_loads <stream,cached> - GPU loads of the matrix arrays: evict-first streaming (the caches keep x) or cached
-.  -mat_gpumats_reorder <none,rcm> - renumber the (diagonal) block in reverse Cuthill-McKee order for the format copy
-.  -mat_gpumats_long_rows <K> - rows longer than K keep K entries in the format, the rest in a tail (0: never; -1: chosen per matrix)
-.  -mat_gpumats_transpose <auto,explicit,implicit> - how products with the transpose are done
-.  -mat_gpumats_values_update <auto,rebuild> - a change that keeps the nonzero pattern refills the values only (auto) or converts in full
-.  -mat_gpumats_build_at <assembly,use> - bring the format copy up to date inside MatAssemblyEnd() or at its first use
-.  -mat_gpumats_build <device,host> - convert on the GPU from one upload of the CSR, or on the host and upload the format
-.  -mat_gpumats_products <gpu,host> - sparse products through cuSPARSE on the GPU or PETSc's host products
-.  -mat_gpumats_upload_threads <n> - host threads staging large uploads, for the whole process (no prefix)
-.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
+.  -mat_bellpack_* - as for `MATBELLPACK`
+-  -mat_gpumats_* - see `MATGPUMATS`, the GPU-only ones included
 
    Level: beginner
 
-.seealso: [](ch_matrices), `Mat`, `MATBELLPACK`, `MATSEQBELLPACKCUDA`, `MATMPIBELLPACKCUDA`, `MATAIJ`, `MATAIJCUSPARSE`, `MatCreate()`, `MatSetType()`, `PetscGpuMatsInitialize()`
-M*/
-
-/*MC
-   MATSEQBELLPACKCUDA - "seqaijbellpackcuda" - the sequential form of `MATBELLPACKCUDA`
-
-   The sequential concrete type behind `MATBELLPACKCUDA`: a subclass of `MATSEQAIJ` holding its
-   format copy. Its name starts with "seqaij" so that PETSc's AIJ code paths take it, as they take
-   `MATSEQAIJCUSPARSE`.
-
-   Options Database Keys:
-+  -mat_type seqaijbellpackcuda - sets the matrix type to `MATSEQBELLPACKCUDA` during a call to `MatSetFromOptions()`
--  -mat_bellpack_* , -mat_gpumats_* - as for `MATBELLPACKCUDA`
-
-   Level: beginner
-
-.seealso: [](ch_matrices), `Mat`, `MATBELLPACKCUDA`, `MATMPIBELLPACKCUDA`, `MATSEQAIJCUSPARSE`
-M*/
-
-/*MC
-   MATMPIBELLPACKCUDA - "mpiaijbellpackcuda" - the parallel form of `MATBELLPACKCUDA`
-
-   The parallel concrete type behind `MATBELLPACKCUDA`: a subclass of `MATMPIAIJ` whose diagonal and
-   off-diagonal blocks each hold a format copy, the ghost exchange overlapped with the diagonal
-   block's product. Its name starts with "mpiaij" so that PETSc's AIJ code paths take it, as they
-   take `MATMPIAIJCUSPARSE`.
-
-   Options Database Keys:
-+  -mat_type mpiaijbellpackcuda - sets the matrix type to `MATMPIBELLPACKCUDA` during a call to `MatSetFromOptions()`
-.  -mat_bellpack_* , -mat_gpumats_* - as for `MATBELLPACKCUDA`
-.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
-
-   Level: beginner
-
-.seealso: [](ch_matrices), `Mat`, `MATBELLPACKCUDA`, `MATSEQBELLPACKCUDA`, `MATMPIAIJCUSPARSE`
+.seealso: [](ch_matrices), `MATBELLPACK`, `MATGPUMATS`, `MATAUTOCUDA`, `MATAIJCUSPARSE`
 M*/

@@ -194,150 +194,43 @@ FormatInfo cmrs_info = {"cmrs", "cmrs", "CMRS", true, true, nullptr, 0, 0};
 
 } // namespace gpumats
 
-// Manual pages of the types this format registers (the registry line is the FormatInfo above;
-// -help names these pages beside each option).
 /*MC
-   MATCMRS - "cmrs" - CMRS matrix type
+   MATCMRS - "cmrs" - CMRS (compressed multi-row storage) matrix type, computed on the host
 
-   A sparse-matrix type of petsc-gpumats: an AIJ matrix (authoritative) with a copy in CMRS
-   (compressed multi-row storage) format (Koza, Matyka, Szkoda and Miroslaw, 2014; rows grouped into
-   strips of `height` rows; column index and row-in-strip packed in one 32-bit word), computed on
-   the host (C++ kernels; the reference the GPU type is checked against).
-
-   This type is identical to `MATSEQCMRS` when constructed with a single process communicator, and
-   `MATMPICMRS` otherwise, as `MATAIJ` is. Load the plug-in with `-dll_append libpetscgpumats.so` or
-   call `PetscGpuMatsInitialize()`; `-dm_mat_type cmrs` selects it for `DMCreateMatrix()`.
-
-   See docs/options.md for each option's default and meaning, docs/design.md for the format.
+   Koza, Matyka, Szkoda and Miroslaw (2014): rows grouped into strips of `height` rows, each entry's
+   column index and row-in-strip packed in one 32-bit word, a strip's entries in row order or sorted
+   by column. The host form is the reference `MATCMRSCUDA` is checked against. Concrete types:
+   `MATSEQCMRS` ("seqaijcmrs") and `MATMPICMRS` ("mpiaijcmrs").
 
    Options Database Keys:
 +  -mat_type cmrs - sets the matrix type to `MATCMRS` during a call to `MatSetFromOptions()`
 .  -mat_cmrs_height <h> - rows per strip, 1-16 (0: chosen per matrix)
 .  -mat_cmrs_sort <bool> - order each strip's entries by column
 .  -mat_cmrs_kernel <auto,basic,modified> - layout: basic, or modified (strips of 16 rows padded to 32 entries)
-.  -mat_cmrs_spmv <warp,shared,subwarp,segmented,auto> - the GPU product kernel
+.  -mat_cmrs_spmv <warp,shared,subwarp,segmented,auto> - the GPU product kernel (auto: chosen per matrix)
 .  -mat_cmrs_lanes <0,8,16> - lanes per strip of the subwarp kernel (0: chosen per matrix)
-.  -mat_gpumats_loads <stream,cached> - GPU loads of the matrix arrays: evict-first streaming (the caches keep x) or cached
-.  -mat_gpumats_reorder <none,rcm> - renumber the (diagonal) block in reverse Cuthill-McKee order for the format copy
-.  -mat_gpumats_long_rows <K> - rows longer than K keep K entries in the format, the rest in a tail (0: never; -1: chosen per matrix)
-.  -mat_gpumats_transpose <auto,explicit,implicit> - how products with the transpose are done
-.  -mat_gpumats_values_update <auto,rebuild> - a change that keeps the nonzero pattern refills the values only (auto) or converts in full
-.  -mat_gpumats_build_at <assembly,use> - bring the format copy up to date inside MatAssemblyEnd() or at its first use
-.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
+-  -mat_gpumats_* - the options of every type: see `MATGPUMATS`
 
    Level: beginner
 
-.seealso: [](ch_matrices), `Mat`, `MATCMRSCUDA`, `MATSEQCMRS`, `MATMPICMRS`, `MATAIJ`, `MatCreate()`, `MatSetType()`, `PetscGpuMatsInitialize()`
-M*/
-
-/*MC
-   MATSEQCMRS - "seqaijcmrs" - the sequential form of `MATCMRS`
-
-   The sequential concrete type behind `MATCMRS`: a subclass of `MATSEQAIJ` holding its format copy.
-   Its name starts with "seqaij" so that PETSc's AIJ code paths take it, as they take
-   `MATSEQAIJCUSPARSE`.
-
-   Options Database Keys:
-+  -mat_type seqaijcmrs - sets the matrix type to `MATSEQCMRS` during a call to `MatSetFromOptions()`
--  -mat_cmrs_* , -mat_gpumats_* - as for `MATCMRS`
-
-   Level: beginner
-
-.seealso: [](ch_matrices), `Mat`, `MATCMRS`, `MATMPICMRS`, `MATSEQAIJ`
-M*/
-
-/*MC
-   MATMPICMRS - "mpiaijcmrs" - the parallel form of `MATCMRS`
-
-   The parallel concrete type behind `MATCMRS`: a subclass of `MATMPIAIJ` whose diagonal and off-
-   diagonal blocks each hold a format copy, the ghost exchange overlapped with the diagonal block's
-   product. Its name starts with "mpiaij" so that PETSc's AIJ code paths take it, as they take
-   `MATMPIAIJCUSPARSE`.
-
-   Options Database Keys:
-+  -mat_type mpiaijcmrs - sets the matrix type to `MATMPICMRS` during a call to `MatSetFromOptions()`
-.  -mat_cmrs_* , -mat_gpumats_* - as for `MATCMRS`
-.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
-
-   Level: beginner
-
-.seealso: [](ch_matrices), `Mat`, `MATCMRS`, `MATSEQCMRS`, `MATMPIAIJ`
+.seealso: [](ch_matrices), `MATCMRSCUDA`, `MATGPUMATS`, `MATAIJ`
 M*/
 
 /*MC
    MATCMRSCUDA - "cmrscuda" - CMRS matrix type for NVIDIA GPUs
 
-   A sparse-matrix type of petsc-gpumats: an AIJ matrix (authoritative) with a copy in CMRS
-   (compressed multi-row storage) format (Koza, Matyka, Szkoda and Miroslaw, 2014; rows grouped into
-   strips of `height` rows; column index and row-in-strip packed in one 32-bit word), whose products
-   run on an NVIDIA GPU with CUDA kernels.
-
-   This type is identical to `MATSEQCMRSCUDA` when constructed with a single process communicator,
-   and `MATMPICMRSCUDA` otherwise, as `MATAIJ` is. Load the plug-in with `-dll_append
-   libpetscgpumats.so` or call `PetscGpuMatsInitialize()`; `-dm_mat_type cmrscuda` selects it for
-   `DMCreateMatrix()`.
-
-   See docs/options.md for each option's default and meaning, docs/design.md for the format. With a
-   PETSc built with CUDA, products read and write `VECCUDA` arrays on the GPU; sparse products and
-   factorizations go through `MATAIJCUSPARSE` code.
+   `MATCMRS`'s strips on an NVIDIA GPU, multiplied by one of four kernels over the same arrays:
+   warp (register accumulators), shared (the paper's per-lane shared-memory buffer), subwarp (8 or
+   16 lanes per strip) or segmented (entries in row order, a segmented scan), picked per matrix
+   unless `-mat_cmrs_spmv` names one. Concrete types:
+   `MATSEQCMRSCUDA` ("seqaijcmrscuda") and `MATMPICMRSCUDA` ("mpiaijcmrscuda").
 
    Options Database Keys:
 +  -mat_type cmrscuda - sets the matrix type to `MATCMRSCUDA` during a call to `MatSetFromOptions()`
-.  -mat_cmrs_height <h> - rows per strip, 1-16 (0: chosen per matrix)
-.  -mat_cmrs_sort <bool> - order each strip's entries by column
-.  -mat_cmrs_kernel <auto,basic,modified> - layout: basic, or modified (strips of 16 rows padded to 32 entries)
-.  -mat_cmrs_spmv <warp,shared,subwarp,segmented,auto> - the GPU product kernel
-.  -mat_cmrs_lanes <0,8,16> - lanes per strip of the subwarp kernel (0: chosen per matrix)
-.  -mat_gpumats_loads <stream,cached> - GPU loads of the matrix arrays: evict-first streaming (the caches keep x) or cached
-.  -mat_gpumats_reorder <none,rcm> - renumber the (diagonal) block in reverse Cuthill-McKee order for the format copy
-.  -mat_gpumats_long_rows <K> - rows longer than K keep K entries in the format, the rest in a tail (0: never; -1: chosen per matrix)
-.  -mat_gpumats_transpose <auto,explicit,implicit> - how products with the transpose are done
-.  -mat_gpumats_values_update <auto,rebuild> - a change that keeps the nonzero pattern refills the values only (auto) or converts in full
-.  -mat_gpumats_build_at <assembly,use> - bring the format copy up to date inside MatAssemblyEnd() or at its first use
-.  -mat_gpumats_build <device,host> - convert on the GPU from one upload of the CSR, or on the host and upload the format
-.  -mat_gpumats_products <gpu,host> - sparse products through cuSPARSE on the GPU or PETSc's host products
-.  -mat_gpumats_upload_threads <n> - host threads staging large uploads, for the whole process (no prefix)
-.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
+.  -mat_cmrs_* - as for `MATCMRS`
+-  -mat_gpumats_* - see `MATGPUMATS`, the GPU-only ones included
 
    Level: beginner
 
-.seealso: [](ch_matrices), `Mat`, `MATCMRS`, `MATSEQCMRSCUDA`, `MATMPICMRSCUDA`, `MATAIJ`, `MATAIJCUSPARSE`, `MatCreate()`, `MatSetType()`, `PetscGpuMatsInitialize()`
-M*/
-
-/*MC
-   MATSEQCMRSCUDA - "seqaijcmrscuda" - the sequential form of `MATCMRSCUDA`
-
-   The sequential concrete type behind `MATCMRSCUDA`: a subclass of `MATSEQAIJ` holding its format
-   copy. Its name starts with "seqaij" so that PETSc's AIJ code paths take it, as they take
-   `MATSEQAIJCUSPARSE`.
-
-   Options Database Keys:
-+  -mat_type seqaijcmrscuda - sets the matrix type to `MATSEQCMRSCUDA` during a call to `MatSetFromOptions()`
--  -mat_cmrs_* , -mat_gpumats_* - as for `MATCMRSCUDA`
-
-   Level: beginner
-
-.seealso: [](ch_matrices), `Mat`, `MATCMRSCUDA`, `MATMPICMRSCUDA`, `MATSEQAIJCUSPARSE`
-M*/
-
-/*MC
-   MATMPICMRSCUDA - "mpiaijcmrscuda" - the parallel form of `MATCMRSCUDA`
-
-   The parallel concrete type behind `MATCMRSCUDA`: a subclass of `MATMPIAIJ` whose diagonal and
-   off-diagonal blocks each hold a format copy, the ghost exchange overlapped with the diagonal
-   block's product. Its name starts with "mpiaij" so that PETSc's AIJ code paths take it, as they
-   take `MATMPIAIJCUSPARSE`.
-
-   Options Database Keys:
-+  -mat_type mpiaijcmrscuda - sets the matrix type to `MATMPICMRSCUDA` during a call to `MatSetFromOptions()`
-.  -mat_cmrs_* , -mat_gpumats_* - as for `MATCMRSCUDA`
-.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
-
-   Level: beginner
-
-.seealso: [](ch_matrices), `Mat`, `MATCMRSCUDA`, `MATSEQCMRSCUDA`, `MATMPIAIJCUSPARSE`
+.seealso: [](ch_matrices), `MATCMRS`, `MATGPUMATS`, `MATAUTOCUDA`, `MATAIJCUSPARSE`
 M*/

@@ -198,22 +198,14 @@ FormatInfo sellp_info = {"sellp", "padsell", "SELL-P", true, true, nullptr, 0, 0
 
 } // namespace gpumats
 
-// Manual pages of the types this format registers (the registry line is the FormatInfo above;
-// -help names these pages beside each option).
 /*MC
-   MATSELLP - "sellp" - SELL-P matrix type
+   MATSELLP - "sellp" - SELL-P (padded sliced ELLPACK) matrix type, computed on the host
 
-   A sparse-matrix type of petsc-gpumats: an AIJ matrix (authoritative) with a copy in SELL-P
-   (padded sliced ELLPACK) format (Anzt, Tomov and Dongarra, 2014; slices of `b` rows, each row
-   padded to the slice's longest rounded up to a multiple of `t` threads per row, column-major
-   inside a slice), computed on the host (C++ kernels; the reference the GPU type is checked
-   against).
-
-   This type is identical to `MATSEQSELLP` when constructed with a single process communicator, and
-   `MATMPISELLP` otherwise, as `MATAIJ` is. Load the plug-in with `-dll_append libpetscgpumats.so`
-   or call `PetscGpuMatsInitialize()`; `-dm_mat_type sellp` selects it for `DMCreateMatrix()`.
-
-   See docs/options.md for each option's default and meaning, docs/design.md for the format.
+   Anzt, Tomov and Dongarra (2014): slices of `b` rows, each row padded to the slice's longest
+   rounded up to a multiple of `t` threads per row, column-major inside a slice, rows optionally
+   sorted by length within windows of `sigma` rows (SELL-C-sigma). The host form is the reference
+   `MATSELLPCUDA` is checked against. Concrete types: `MATSEQSELLP` ("seqaijpadsell") and
+   `MATMPISELLP` ("mpiaijpadsell").
 
    Options Database Keys:
 +  -mat_type sellp - sets the matrix type to `MATSELLP` during a call to `MatSetFromOptions()`
@@ -223,128 +215,27 @@ FormatInfo sellp_info = {"sellp", "padsell", "SELL-P", true, true, nullptr, 0, 0
 .  -mat_sellp_index <32,auto,16> - 32-bit column indices or 16-bit deltas per slice column
 .  -mat_sellp_values <plain,dictionary,auto> - plain values or 1-/2-byte codes into a table of the distinct values
 .  -mat_sellp_dictionary_shared <bool> - GPU: stage a dictionary of at most 256 values in shared memory
-.  -mat_gpumats_loads <stream,cached> - GPU loads of the matrix arrays: evict-first streaming (the caches keep x) or cached
-.  -mat_gpumats_reorder <none,rcm> - renumber the (diagonal) block in reverse Cuthill-McKee order for the format copy
-.  -mat_gpumats_long_rows <K> - rows longer than K keep K entries in the format, the rest in a tail (0: never; -1: chosen per matrix)
-.  -mat_gpumats_transpose <auto,explicit,implicit> - how products with the transpose are done
-.  -mat_gpumats_values_update <auto,rebuild> - a change that keeps the nonzero pattern refills the values only (auto) or converts in full
-.  -mat_gpumats_build_at <assembly,use> - bring the format copy up to date inside MatAssemblyEnd() or at its first use
-.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
+-  -mat_gpumats_* - the options of every type: see `MATGPUMATS`
 
    Level: beginner
 
-.seealso: [](ch_matrices), `Mat`, `MATSELLPCUDA`, `MATSEQSELLP`, `MATMPISELLP`, `MATAIJ`, `MatCreate()`, `MatSetType()`, `PetscGpuMatsInitialize()`
-M*/
-
-/*MC
-   MATSEQSELLP - "seqaijpadsell" - the sequential form of `MATSELLP`
-
-   The sequential concrete type behind `MATSELLP`: a subclass of `MATSEQAIJ` holding its format
-   copy. Its name starts with "seqaij" so that PETSc's AIJ code paths take it, as they take
-   `MATSEQAIJCUSPARSE`.
-
-   Options Database Keys:
-+  -mat_type seqaijpadsell - sets the matrix type to `MATSEQSELLP` during a call to `MatSetFromOptions()`
--  -mat_sellp_* , -mat_gpumats_* - as for `MATSELLP`
-
-   Level: beginner
-
-.seealso: [](ch_matrices), `Mat`, `MATSELLP`, `MATMPISELLP`, `MATSEQAIJ`
-M*/
-
-/*MC
-   MATMPISELLP - "mpiaijpadsell" - the parallel form of `MATSELLP`
-
-   The parallel concrete type behind `MATSELLP`: a subclass of `MATMPIAIJ` whose diagonal and off-
-   diagonal blocks each hold a format copy, the ghost exchange overlapped with the diagonal block's
-   product. Its name starts with "mpiaij" so that PETSc's AIJ code paths take it, as they take
-   `MATMPIAIJCUSPARSE`.
-
-   Options Database Keys:
-+  -mat_type mpiaijpadsell - sets the matrix type to `MATMPISELLP` during a call to `MatSetFromOptions()`
-.  -mat_sellp_* , -mat_gpumats_* - as for `MATSELLP`
-.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
-
-   Level: beginner
-
-.seealso: [](ch_matrices), `Mat`, `MATSELLP`, `MATSEQSELLP`, `MATMPIAIJ`
+.seealso: [](ch_matrices), `MATSELLPCUDA`, `MATGPUMATS`, `MATAIJ`, `MATSELL`
 M*/
 
 /*MC
    MATSELLPCUDA - "sellpcuda" - SELL-P matrix type for NVIDIA GPUs
 
-   A sparse-matrix type of petsc-gpumats: an AIJ matrix (authoritative) with a copy in SELL-P
-   (padded sliced ELLPACK) format (Anzt, Tomov and Dongarra, 2014; slices of `b` rows, each row
-   padded to the slice's longest rounded up to a multiple of `t` threads per row, column-major
-   inside a slice), whose products run on an NVIDIA GPU with CUDA kernels.
-
-   This type is identical to `MATSEQSELLPCUDA` when constructed with a single process communicator,
-   and `MATMPISELLPCUDA` otherwise, as `MATAIJ` is. Load the plug-in with `-dll_append
-   libpetscgpumats.so` or call `PetscGpuMatsInitialize()`; `-dm_mat_type sellpcuda` selects it for
-   `DMCreateMatrix()`.
-
-   See docs/options.md for each option's default and meaning, docs/design.md for the format. With a
-   PETSc built with CUDA, products read and write `VECCUDA` arrays on the GPU; sparse products and
-   factorizations go through `MATAIJCUSPARSE` code.
+   `MATSELLP`'s slices on an NVIDIA GPU, `t` threads per row reading a slice's columns in coalesced
+   loads; 16-bit column deltas and value dictionaries shrink what each product reads where they
+   fit. Concrete types: `MATSEQSELLPCUDA` ("seqaijpadsellcuda") and `MATMPISELLPCUDA`
+   ("mpiaijpadsellcuda").
 
    Options Database Keys:
 +  -mat_type sellpcuda - sets the matrix type to `MATSELLPCUDA` during a call to `MatSetFromOptions()`
-.  -mat_sellp_slice_height <b> - rows per slice, a power of two up to 1024 (0: chosen per matrix)
-.  -mat_sellp_threads_per_row <t> - threads per row, a power of two up to 32 (0: chosen per matrix)
-.  -mat_sellp_sigma <s> - SELL-C-sigma sorting window (1: no sorting; 0: chosen per matrix)
-.  -mat_sellp_index <32,auto,16> - 32-bit column indices or 16-bit deltas per slice column
-.  -mat_sellp_values <plain,dictionary,auto> - plain values or 1-/2-byte codes into a table of the distinct values
-.  -mat_sellp_dictionary_shared <bool> - GPU: stage a dictionary of at most 256 values in shared memory
-.  -mat_gpumats_loads <stream,cached> - GPU loads of the matrix arrays: evict-first streaming (the caches keep x) or cached
-.  -mat_gpumats_reorder <none,rcm> - renumber the (diagonal) block in reverse Cuthill-McKee order for the format copy
-.  -mat_gpumats_long_rows <K> - rows longer than K keep K entries in the format, the rest in a tail (0: never; -1: chosen per matrix)
-.  -mat_gpumats_transpose <auto,explicit,implicit> - how products with the transpose are done
-.  -mat_gpumats_values_update <auto,rebuild> - a change that keeps the nonzero pattern refills the values only (auto) or converts in full
-.  -mat_gpumats_build_at <assembly,use> - bring the format copy up to date inside MatAssemblyEnd() or at its first use
-.  -mat_gpumats_build <device,host> - convert on the GPU from one upload of the CSR, or on the host and upload the format
-.  -mat_gpumats_products <gpu,host> - sparse products through cuSPARSE on the GPU or PETSc's host products
-.  -mat_gpumats_upload_threads <n> - host threads staging large uploads, for the whole process (no prefix)
-.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
+.  -mat_sellp_* - as for `MATSELLP`
+-  -mat_gpumats_* - see `MATGPUMATS`, the GPU-only ones included
 
    Level: beginner
 
-.seealso: [](ch_matrices), `Mat`, `MATSELLP`, `MATSEQSELLPCUDA`, `MATMPISELLPCUDA`, `MATAIJ`, `MATAIJCUSPARSE`, `MatCreate()`, `MatSetType()`, `PetscGpuMatsInitialize()`
-M*/
-
-/*MC
-   MATSEQSELLPCUDA - "seqaijpadsellcuda" - the sequential form of `MATSELLPCUDA`
-
-   The sequential concrete type behind `MATSELLPCUDA`: a subclass of `MATSEQAIJ` holding its format
-   copy. Its name starts with "seqaij" so that PETSc's AIJ code paths take it, as they take
-   `MATSEQAIJCUSPARSE`.
-
-   Options Database Keys:
-+  -mat_type seqaijpadsellcuda - sets the matrix type to `MATSEQSELLPCUDA` during a call to `MatSetFromOptions()`
--  -mat_sellp_* , -mat_gpumats_* - as for `MATSELLPCUDA`
-
-   Level: beginner
-
-.seealso: [](ch_matrices), `Mat`, `MATSELLPCUDA`, `MATMPISELLPCUDA`, `MATSEQAIJCUSPARSE`
-M*/
-
-/*MC
-   MATMPISELLPCUDA - "mpiaijpadsellcuda" - the parallel form of `MATSELLPCUDA`
-
-   The parallel concrete type behind `MATSELLPCUDA`: a subclass of `MATMPIAIJ` whose diagonal and
-   off-diagonal blocks each hold a format copy, the ghost exchange overlapped with the diagonal
-   block's product. Its name starts with "mpiaij" so that PETSc's AIJ code paths take it, as they
-   take `MATMPIAIJCUSPARSE`.
-
-   Options Database Keys:
-+  -mat_type mpiaijpadsellcuda - sets the matrix type to `MATMPISELLPCUDA` during a call to `MatSetFromOptions()`
-.  -mat_sellp_* , -mat_gpumats_* - as for `MATSELLPCUDA`
-.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
--  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
-
-   Level: beginner
-
-.seealso: [](ch_matrices), `Mat`, `MATSELLPCUDA`, `MATSEQSELLPCUDA`, `MATMPIAIJCUSPARSE`
+.seealso: [](ch_matrices), `MATSELLP`, `MATGPUMATS`, `MATAUTOCUDA`, `MATSELLCUDA`, `MATAIJCUSPARSE`
 M*/

@@ -121,3 +121,36 @@ PetscErrorCode PetscDLLibraryRegister_petscgpumats(void)
 {
   return PetscGpuMatsInitialize();
 }
+
+/*MC
+   MATGPUMATS - what every matrix type of petsc-gpumats shares, and the options they all read
+
+   Each type (`MATCMRS`, `MATSELLP`, `MATBELLPACK`, their `*CUDA` forms, `MATAUTOCUDA`) is an AIJ
+   matrix, which stays authoritative, with a copy of its values in the type's format that products
+   use. With one process a type is its sequential concrete type, a subclass of `MATSEQAIJ`; with
+   several, its parallel one, a subclass of `MATMPIAIJ` whose diagonal and off-diagonal blocks each
+   hold a copy, the ghost exchange overlapped with the diagonal block's product. The concrete names
+   start with "seqaij" and "mpiaij" so that PETSc's AIJ code paths take them, as they take
+   `MATSEQAIJCUSPARSE`. Load the plug-in with `-dll_append libpetscgpumats.so` or call
+   `PetscGpuMatsInitialize()`; `-dm_mat_type <type>` selects a type for `DMCreateMatrix()`. With a
+   PETSc built with CUDA, the `*CUDA` types read and write `VECCUDA` arrays on the GPU, and sparse
+   products and factorizations go through `MATAIJCUSPARSE` code. Each option's default and
+   meaning: docs/options.md.
+
+   Options Database Keys:
++  -mat_gpumats_loads <stream,cached> - GPU loads of the matrix arrays: evict-first streaming (the caches keep x) or cached
+.  -mat_gpumats_reorder <none,rcm> - renumber the (diagonal) block in reverse Cuthill-McKee order for the format copy
+.  -mat_gpumats_long_rows <K> - rows longer than K keep K entries in the format, the rest in a tail (0: never; -1: chosen per matrix)
+.  -mat_gpumats_transpose <auto,explicit,implicit> - how products with the transpose are done
+.  -mat_gpumats_values_update <auto,rebuild> - a change that keeps the nonzero pattern refills the values only (auto) or converts in full
+.  -mat_gpumats_build_at <assembly,use> - bring the format copy up to date inside MatAssemblyEnd() or at its first use
+.  -mat_gpumats_build <device,host> - GPU types: convert on the GPU from one upload of the CSR, or on the host and upload the format
+.  -mat_gpumats_products <gpu,host> - GPU types: sparse products through cuSPARSE on the GPU or PETSc's host products
+.  -mat_gpumats_upload_threads <n> - GPU types: host threads staging large uploads, for the whole process (no prefix)
+.  -mat_gpumats_overlap <bool> - MPI types: run the diagonal block's product while the ghost values travel
+-  -mat_gpumats_exchange <auto,petsc,staged,ipc> - MPI types: the ghost exchange
+
+   Level: beginner
+
+.seealso: [](ch_matrices), `MATCMRSCUDA`, `MATSELLPCUDA`, `MATBELLPACKCUDA`, `MATAUTOCUDA`, `PetscGpuMatsInitialize()`, `PetscGpuMatsGetTypes()`
+M*/
