@@ -154,12 +154,7 @@ void describe_csr(CsrMatrix<V> &D)
   check_sparse(cusparseCreateCsr(&D.mat, D.nrows, D.ncols, D.nnz, D.row_ptr.get(), D.col.get(), D.val.get(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                  CUSPARSE_INDEX_BASE_ZERO, value_type<V>()),
                "cusparseCreateCsr");
-  D.footprint.rows        = D.nrows;
-  D.footprint.cols        = D.ncols;
-  D.footprint.nnz         = D.nnz;
-  D.footprint.stored      = D.nnz;
-  D.footprint.index_bytes = 4 * (D.nnz + D.nrows + 1);
-  D.footprint.value_bytes = std::int64_t(sizeof(V)) * D.nnz;
+  D.footprint = Footprint{D.nrows, D.ncols, D.nnz, D.nnz, 4 * (D.nnz + D.nrows + 1), std::int64_t(sizeof(V)) * D.nnz};
 }
 
 } // namespace

@@ -85,15 +85,7 @@ struct Matrix {
 template <class V>
 Footprint footprint(const Matrix<V> &A)
 {
-  Footprint f;
-  f.rows        = A.nrows;
-  f.cols        = A.ncols;
-  f.nnz         = A.nnz;
-  f.stored      = A.stored();
-  f.index_bytes = 4 * (A.slots() + std::int64_t(A.row_perm.size()) + A.partitions() + 1);
-  f.value_bytes = A.code_bytes ? std::int64_t(A.code_bytes) * A.stored() + std::int64_t(sizeof(V)) * std::int64_t(A.dict.size())
-                               : std::int64_t(sizeof(V)) * A.stored();
-  return f;
+  return footprint_of(A, 4 * (A.slots() + std::int64_t(A.row_perm.size()) + A.partitions() + 1), stored_value_bytes(A));
 }
 
 // Replaces the plain values by codes into one table of the distinct stored values, +0.0 always
@@ -192,11 +184,7 @@ Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
 {
   check_params(p);
   validate_csr(A, "BELLPACK");
-  Matrix<V> M;
-  M.params             = p;
-  M.nrows              = A.nrows;
-  M.ncols              = A.ncols;
-  M.nnz                = A.nnz();
+  Matrix<V> M = shaped_like<Matrix<V>>(A, p);
   const std::int64_t r = p.r, c = p.c, R = p.partition_rows, rc = r * c;
   M.block_rows         = (A.nrows + r - 1) / r;
   M.block_cols         = (A.ncols + c - 1) / c;
@@ -244,10 +232,7 @@ Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
 template <class V>
 Csr<V> to_csr(const Matrix<V> &M)
 {
-  Csr<V> C;
-  C.nrows = M.nrows;
-  C.ncols = M.ncols;
-  C.row_ptr.assign(M.nrows + 1, 0);
+  Csr<V> C = csr_to_fill<V>(M.nrows, M.ncols);
   const std::int64_t r = M.params.r, c = M.params.c, R = M.params.partition_rows;
   // row lengths first, then a second identical walk fills; blocks of a row are in ascending
   // block-column order and elements inside a block row in ascending column order, so each CSR

@@ -211,12 +211,7 @@ std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &
     cuda::check_launch("BELLPACK fill kernel");
   }
   cuda::synchronize(stream);
-  D->footprint.rows        = n;
-  D->footprint.cols        = A.ncols();
-  D->footprint.nnz         = nnz;
-  D->footprint.stored      = slots * rc;
-  D->footprint.index_bytes = 4 * (slots + nbr + np + 1);
-  D->footprint.value_bytes = std::int64_t(sizeof(V)) * slots * rc;
+  D->footprint = Footprint{n, A.ncols(), nnz, slots * rc, 4 * (slots + nbr + np + 1), std::int64_t(sizeof(V)) * slots * rc};
   return D;
 }
 
@@ -246,10 +241,7 @@ std::unique_ptr<cuda::Operator<V>> dense_on_device(std::int64_t block_rows, int 
   D->val.resize(std::max<std::int64_t>(slots * rc, 1) * sizeof(V));
   cuda::check(cudaMemset(D->val.get(), 0, slots * rc * sizeof(V)), "cudaMemset");
   cuda::synchronize(nullptr);
-  D->footprint.rows = D->nrows, D->footprint.cols = D->ncols;
-  D->footprint.nnz = D->footprint.stored = slots * rc;
-  D->footprint.index_bytes               = 4 * (slots + block_rows + np + 1);
-  D->footprint.value_bytes               = std::int64_t(sizeof(V)) * slots * rc;
+  D->footprint = Footprint{D->nrows, D->ncols, slots * rc, slots * rc, 4 * (slots + block_rows + np + 1), std::int64_t(sizeof(V)) * slots * rc};
   return D;
 }
 
@@ -268,28 +260,18 @@ template <class V>
 Matrix<V> download(const cuda::Operator<V> &op)
 {
   const auto &D = dynamic_cast<const DeviceMatrix<V> &>(op);
-  Matrix<V>   M;
-  M.params     = D.params;
-  M.nrows      = D.nrows;
-  M.ncols      = D.ncols;
-  M.block_rows = D.block_rows;
-  M.part_ptr.resize(D.partitions + 1);
-  cuda::copy_to_host_sync(M.part_ptr.data(), D.part_ptr.get(), M.part_ptr.size() * sizeof(std::int32_t), nullptr);
+  Matrix<V>   M = cuda::host_shell<Matrix<V>>(D);
+  M.block_rows  = D.block_rows;
+  cuda::download_into(M.part_ptr, D.part_ptr.get(), D.partitions + 1);
   const std::int64_t slots = M.part_ptr.back(), stored = slots * M.rc();
-  M.block_col.resize(slots);
-  M.row_perm.resize(D.block_rows);
+  cuda::download_into(M.block_col, D.bcol.get(), slots);
+  cuda::download_into(M.row_perm, D.perm.get(), D.block_rows);
   M.code_bytes = D.code_bytes;
-  if (slots) cuda::copy_to_host_sync(M.block_col.data(), D.bcol.get(), slots * sizeof(std::int32_t), nullptr);
   if (D.code_bytes) { // the dictionary form: codes and table instead of values
-    M.dict.resize(D.table.bytes() / sizeof(V));
-    cuda::copy_to_host_sync(M.dict.data(), D.table.get(), D.table.bytes(), nullptr);
-    if (D.code_bytes == 1) M.code8.resize(stored), cuda::copy_to_host_sync(M.code8.data(), D.codes.get(), stored, nullptr);
-    else M.code16.resize(stored), cuda::copy_to_host_sync(M.code16.data(), D.codes.get(), stored * 2, nullptr);
-  } else if (stored) {
-    M.val.resize(stored);
-    cuda::copy_to_host_sync(M.val.data(), D.val.get(), stored * sizeof(V), nullptr);
-  }
-  if (D.block_rows) cuda::copy_to_host_sync(M.row_perm.data(), D.perm.get(), D.block_rows * sizeof(std::int32_t), nullptr);
+    cuda::download_into(M.dict, D.table.get(), std::int64_t(D.table.bytes() / sizeof(V)));
+    if (D.code_bytes == 1) cuda::download_into(M.code8, D.codes.get(), stored);
+    else cuda::download_into(M.code16, D.codes.get(), stored);
+  } else cuda::download_into(M.val, D.val.get(), stored);
   return M;
 }
 

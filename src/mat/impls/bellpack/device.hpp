@@ -1,29 +1,18 @@
-// BELLPACK on the GPU: what the glue and the tests may call. Implemented in cuda.cu.
 #pragma once
-
+// BELLPACK on the GPU: what the glue and the tests may call. Implemented in cuda.cu.
 #include "../common/cuda/format.hpp"
 #include "core.hpp"
 
-namespace gpumats {
-namespace bellpack {
+namespace gpumats::bellpack {
 
-// Copies a host-built BELLPACK matrix (from_csr) to the current GPU. Block discovery, the block-row
-// sort and the partition layout are built on the host.
-template <class V>
-std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M);
-
-// Converts a CSR (rows sorted by column, as PETSc's AIJ keeps them) on the GPU from its upload
-// (common/cuda/csr.hpp), reading nothing on the host: the blocks of every block row are counted by
-// merging its r rows, the block rows sorted by count (a stable radix sort, longest first), the
-// partition widths and offsets computed (a scan), and the blocks filled, all there; only the
-// number of slots is read back, to allocate. The choice of the block size (sampled fill
-// estimation) stays with the glue. Identical, array for array, to to_device(from_csr(A, p)).
-// `log` (may be null) is told when the scatter starts.
-template <class V, class I>
-std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &A, const Params &p, cuda::BuildLog *log = nullptr);
-
-// The same from a host CSR, uploaded first on the default stream (the tests' entry point).
-using cuda::build_on_device;
+// to_device, build_on_device, download (common/cuda/format.hpp). to_device copies what the host
+// built: block discovery, the block-row sort and the partition layout. The build on the GPU counts
+// the blocks of every block row by merging its r rows, sorts the block rows by count (a stable
+// radix sort, longest first), computes the partition widths and offsets (a scan) and fills the
+// blocks, all there; only the number of slots is read back, to allocate. The choice of the block
+// size (sampled fill estimation) stays with the glue. download leaves out the host-only presence
+// bits.
+GPUMATS_FORMAT_DEVICE_INTERFACE;
 
 // Replaces the plain values of a device copy by codes into `table`: the distinct values of the
 // matrix sorted by bit pattern, +0.0 among them (with_zero(dictionary_table(...)): every stored
@@ -43,10 +32,4 @@ std::unique_ptr<cuda::Operator<V>> dense_on_device(std::int64_t block_rows, int 
 template <class V>
 int resident_partitions(const Params &p);
 
-// Brings a device copy back, in its value form (without the host-only presence bits; tests compare
-// the arrays).
-template <class V>
-Matrix<V> download(const cuda::Operator<V> &op);
-
-} // namespace bellpack
-} // namespace gpumats
+} // namespace gpumats::bellpack

@@ -112,14 +112,8 @@ struct Matrix {
 template <class V>
 Footprint footprint(const Matrix<V> &A)
 {
-  Footprint f;
-  f.rows        = A.nrows;
-  f.cols        = A.ncols;
-  f.nnz         = A.nnz;
-  f.stored      = A.stored();
-  f.index_bytes = std::int64_t(sizeof(std::uint32_t)) * A.stored() + std::int64_t(sizeof(std::int32_t)) * (A.strips() + 1);
-  f.value_bytes = std::int64_t(sizeof(V)) * A.stored();
-  return f;
+  return footprint_of(A, std::int64_t(sizeof(std::uint32_t)) * A.stored() + std::int64_t(sizeof(std::int32_t)) * (A.strips() + 1),
+                      std::int64_t(sizeof(V)) * A.stored());
 }
 
 // Builds the CMRS form of a CSR matrix. O(nnz) without sorting, O(nnz log(strip nnz)) with it.
@@ -131,11 +125,7 @@ Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
   if (A.ncols > kMaxCols)
     throw FormatError("CMRS: " + std::to_string(A.ncols) + " columns in a local block exceed the 28-bit packed column index (at most " +
                       std::to_string(kMaxCols) + "); use more MPI ranks, or the sellp or bellpack type");
-  Matrix<V> M;
-  M.params             = resolve_kernel(p, A.nnz(), A.nrows);
-  M.nrows              = A.nrows;
-  M.ncols              = A.ncols;
-  M.nnz                = A.nnz();
+  Matrix<V> M = shaped_like<Matrix<V>>(A, resolve_kernel(p, A.nnz(), A.nrows));
   const std::int64_t h = p.height, ns = (A.nrows + h - 1) / h, pad = p.pad_multiple;
 
   M.strip_ptr.assign(ns + 1, 0);
@@ -179,10 +169,7 @@ Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
 template <class V>
 Csr<V> to_csr(const Matrix<V> &M)
 {
-  Csr<V> C;
-  C.nrows = M.nrows;
-  C.ncols = M.ncols;
-  C.row_ptr.assign(M.nrows + 1, 0);
+  Csr<V> C = csr_to_fill<V>(M.nrows, M.ncols);
   const std::int64_t h = M.params.height;
   for (std::int64_t s = 0; s < M.strips(); ++s)
     for (std::int64_t t = 0; t < M.strip_nnz[s]; ++t) C.row_ptr[s * h + row_in_strip_of(M.col_ind[M.strip_ptr[s] + t]) + 1]++;

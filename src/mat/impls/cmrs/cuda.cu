@@ -441,12 +441,7 @@ std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &
     }
   }
   cuda::synchronize(stream);
-  D->footprint.rows        = n;
-  D->footprint.cols        = A.ncols();
-  D->footprint.nnz         = nnz;
-  D->footprint.stored      = stored;
-  D->footprint.index_bytes = 4 * (stored + ns + 1);
-  D->footprint.value_bytes = std::int64_t(sizeof(V)) * stored;
+  D->footprint = Footprint{n, A.ncols(), nnz, stored, 4 * (stored + ns + 1), std::int64_t(sizeof(V)) * stored};
   return D;
 }
 
@@ -454,20 +449,12 @@ template <class V>
 Matrix<V> download(const cuda::Operator<V> &op)
 {
   const auto &D = dynamic_cast<const DeviceMatrix<V> &>(op);
-  Matrix<V>   M;
-  M.params    = D.params;
-  M.nrows     = D.nrows;
-  M.ncols     = D.ncols;
-  M.nnz       = D.nnz;
-  M.strip_ptr.resize(D.nstrips + 1);
-  cuda::copy_to_host_sync(M.strip_ptr.data(), D.strip_ptr.get(), M.strip_ptr.size() * sizeof(std::int32_t), nullptr);
+  Matrix<V>   M = cuda::host_shell<Matrix<V>>(D);
+  M.nnz         = D.nnz;
+  cuda::download_into(M.strip_ptr, D.strip_ptr.get(), D.nstrips + 1);
   const std::int64_t stored = M.strip_ptr.back();
-  M.col_ind.resize(stored);
-  M.val.resize(stored);
-  if (stored) {
-    cuda::copy_to_host_sync(M.col_ind.data(), D.col.get(), stored * sizeof(std::uint32_t), nullptr);
-    cuda::copy_to_host_sync(M.val.data(), D.val.get(), stored * sizeof(V), nullptr);
-  }
+  cuda::download_into(M.col_ind, D.col.get(), stored);
+  cuda::download_into(M.val, D.val.get(), stored);
   // the entries of each strip (host only, for to_csr): its words that are not padding
   M.strip_nnz.assign(std::size_t(D.nstrips), 0);
   for (std::int64_t s = 0; s < D.nstrips; ++s)

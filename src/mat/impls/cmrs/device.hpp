@@ -1,31 +1,15 @@
-// CMRS on the GPU: what the glue and the tests may call. Implemented in cuda.cu.
 #pragma once
-
+// CMRS on the GPU: what the glue and the tests may call. Implemented in cuda.cu.
 #include "../common/cuda/format.hpp"
 #include "core.hpp"
 
-namespace gpumats {
-namespace cmrs {
+namespace gpumats::cmrs {
 
-// Copies a host-built CMRS matrix to the current GPU.
-template <class V>
-std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M);
+// to_device, build_on_device, download (common/cuda/format.hpp). The build on the GPU computes the
+// strip offsets (a gather of the row pointers, or a scan of the padded strip sizes for the
+// modified layout), packs each row's entries into its strip and sorts every strip stably by packed
+// word (CUB's segmented sort), reading nothing on the host: it costs little more than
+// aijcusparse's own upload.
+GPUMATS_FORMAT_DEVICE_INTERFACE;
 
-// Converts a CSR on the GPU from its upload (common/cuda/csr.hpp), reading nothing on the host:
-// the strip offsets (a gather of the row pointers, or a scan of the padded strip sizes for the
-// modified layout), the packing of each row's entries into its strip and the stable sort of every
-// strip by packed word (CUB's segmented sort) all run there, which costs little more than
-// aijcusparse's own upload. Identical, array for array, to to_device(from_csr(A, p)). `log` (may
-// be null) is told when the scatter starts.
-template <class V, class I>
-std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &A, const Params &p, cuda::BuildLog *log = nullptr);
-
-// The same from a host CSR, uploaded first on the default stream (the tests' entry point).
-using cuda::build_on_device;
-
-// Brings a device copy back into host form (tests compare it with from_csr).
-template <class V>
-Matrix<V> download(const cuda::Operator<V> &op);
-
-} // namespace cmrs
-} // namespace gpumats
+} // namespace gpumats::cmrs

@@ -96,15 +96,8 @@ struct Matrix {
 template <class V>
 Footprint footprint(const Matrix<V> &A)
 {
-  Footprint f;
-  f.rows        = A.nrows;
-  f.cols        = A.ncols;
-  f.nnz         = A.nnz;
-  f.stored      = A.stored();
-  f.index_bytes = (A.index16 ? 2 * A.stored() + 4 * std::int64_t(A.col_base.size()) : 4 * A.stored()) + 4 * (A.slices() + 1 + std::int64_t(A.row_perm.size()));
-  f.value_bytes = A.code_bytes ? std::int64_t(A.code_bytes) * A.stored() + std::int64_t(sizeof(V)) * std::int64_t(A.dict.size())
-                               : std::int64_t(sizeof(V)) * A.stored();
-  return f;
+  const std::int64_t columns = A.index16 ? 2 * A.stored() + 4 * std::int64_t(A.col_base.size()) : 4 * A.stored();
+  return footprint_of(A, columns + 4 * (A.slices() + 1 + std::int64_t(A.row_perm.size())), stored_value_bytes(A));
 }
 
 // Row order of SELL-C-sigma: inside each window of sigma rows, longest rows first (stable, so
@@ -212,11 +205,7 @@ Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
 {
   check_params(p);
   validate_csr(A, "SELL-P");
-  Matrix<V> M;
-  M.params                   = p;
-  M.nrows                    = A.nrows;
-  M.ncols                    = A.ncols;
-  M.nnz                      = A.nnz();
+  Matrix<V> M = shaped_like<Matrix<V>>(A, p);
   const std::int64_t b       = p.slice_height, t = p.threads_per_row;
   const std::int64_t ns      = (A.nrows + b - 1) / b;
   std::vector<std::int32_t> order = sigma_order(A, p.sigma);
@@ -248,10 +237,7 @@ Matrix<V> from_csr(const CsrView<V, RI, CI> &A, const Params &p)
 template <class V>
 Csr<V> to_csr(const Matrix<V> &M)
 {
-  Csr<V> C;
-  C.nrows = M.nrows;
-  C.ncols = M.ncols;
-  C.row_ptr.assign(M.nrows + 1, 0);
+  Csr<V> C = csr_to_fill<V>(M.nrows, M.ncols);
   for (std::int64_t pos = 0; pos < M.nrows; ++pos) C.row_ptr[M.original_row(pos) + 1] = M.row_len[pos];
   for (std::int64_t i = 0; i < M.nrows; ++i) C.row_ptr[i + 1] += C.row_ptr[i];
   C.col_ind.resize(std::size_t(M.nnz));

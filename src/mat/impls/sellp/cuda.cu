@@ -542,12 +542,8 @@ std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &
     }
   }
   cuda::synchronize(stream);
-  D->footprint.rows        = n;
-  D->footprint.cols        = A.ncols();
-  D->footprint.nnz         = nnz;
-  D->footprint.stored      = stored;
-  D->footprint.index_bytes = (D->index16 ? 2 * stored + 4 * (stored / b) : 4 * stored) + 4 * (ns + 1 + (p.sigma > 1 ? n : 0));
-  D->footprint.value_bytes = std::int64_t(sizeof(V)) * stored;
+  const std::int64_t columns = D->index16 ? 2 * stored + 4 * (stored / b) : 4 * stored;
+  D->footprint = Footprint{n, A.ncols(), nnz, stored, columns + 4 * (ns + 1 + (p.sigma > 1 ? n : 0)), std::int64_t(sizeof(V)) * stored};
   return D;
 }
 
@@ -555,40 +551,22 @@ template <class V>
 Matrix<V> download(const cuda::Operator<V> &op)
 {
   const auto &D = dynamic_cast<const DeviceMatrix<V> &>(op);
-  Matrix<V>   M;
-  M.params  = D.params;
-  M.nrows   = D.nrows;
-  M.ncols   = D.ncols;
-  M.nnz     = D.nnz;
-  M.slice_ptr.resize(D.nslices + 1);
-  cuda::copy_to_host_sync(M.slice_ptr.data(), D.slice_ptr.get(), M.slice_ptr.size() * sizeof(std::int32_t), nullptr);
+  Matrix<V>   M = cuda::host_shell<Matrix<V>>(D);
+  M.nnz         = D.nnz;
+  cuda::download_into(M.slice_ptr, D.slice_ptr.get(), D.nslices + 1);
   const std::int64_t stored = M.slice_ptr.back();
-  M.col_ind.resize(stored);
-  M.val.resize(stored);
-  M.index16 = D.index16;
+  M.index16                 = D.index16;
   if (D.index16) {
-    M.col_ind.clear();
-    M.col_delta.resize(stored);
-    M.col_base.resize(stored / D.params.slice_height);
-    if (stored) {
-      cuda::copy_to_host_sync(M.col_delta.data(), D.col.get(), stored * sizeof(std::uint16_t), nullptr);
-      cuda::copy_to_host_sync(M.col_base.data(), D.base.get(), M.col_base.size() * sizeof(std::int32_t), nullptr);
-    }
-  } else if (stored) {
-    cuda::copy_to_host_sync(M.col_ind.data(), D.col.get(), stored * sizeof(std::int32_t), nullptr);
-  }
+    cuda::download_into(M.col_delta, D.col.get(), stored);
+    cuda::download_into(M.col_base, D.base.get(), stored / D.params.slice_height);
+  } else cuda::download_into(M.col_ind, D.col.get(), stored);
   M.code_bytes = D.code_bytes;
   if (D.code_bytes) { // the dictionary form: codes and table instead of values
-    M.val.clear();
-    M.dict.resize(D.table.bytes() / sizeof(V));
-    cuda::copy_to_host_sync(M.dict.data(), D.table.get(), D.table.bytes(), nullptr);
-    if (D.code_bytes == 1) M.code8.resize(stored), cuda::copy_to_host_sync(M.code8.data(), D.codes.get(), stored, nullptr);
-    else M.code16.resize(stored), cuda::copy_to_host_sync(M.code16.data(), D.codes.get(), stored * 2, nullptr);
-  } else if (stored) cuda::copy_to_host_sync(M.val.data(), D.val.get(), stored * sizeof(V), nullptr);
-  if (D.perm.get()) {
-    M.row_perm.resize(D.nrows);
-    cuda::copy_to_host_sync(M.row_perm.data(), D.perm.get(), D.nrows * sizeof(std::int32_t), nullptr);
-  }
+    cuda::download_into(M.dict, D.table.get(), std::int64_t(D.table.bytes() / sizeof(V)));
+    if (D.code_bytes == 1) cuda::download_into(M.code8, D.codes.get(), stored);
+    else cuda::download_into(M.code16, D.codes.get(), stored);
+  } else cuda::download_into(M.val, D.val.get(), stored);
+  if (D.perm.get()) cuda::download_into(M.row_perm, D.perm.get(), D.nrows);
   // the row lengths (host only, for to_csr): a row's entries come first in its slice row, then padding
   const std::int64_t b = D.params.slice_height;
   M.row_len.assign(std::size_t(D.nrows), 0);

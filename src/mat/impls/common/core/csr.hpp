@@ -53,7 +53,8 @@ struct Csr {
   std::int64_t  nnz() const { return std::int64_t(val.size()); }
 };
 
-// Bytes a format moves through SpMV and how much of it is padding or block fill.
+// Bytes a format moves through SpMV and how much of it is padding or block fill (an aggregate:
+// Footprint{rows, cols, nnz, stored, index_bytes, value_bytes}).
 struct Footprint {
   std::int64_t rows = 0, cols = 0;
   std::int64_t nnz         = 0; // entries of the source CSR
@@ -72,6 +73,14 @@ struct Footprint {
     return *this;
   }
 };
+
+// The footprint of a format matrix A (its sizes, entries and stored slots) with the format's own
+// index and value bytes.
+template <class Matrix>
+Footprint footprint_of(const Matrix &A, std::int64_t index_bytes, std::int64_t value_bytes)
+{
+  return {A.nrows, A.ncols, A.nnz, A.stored(), index_bytes, value_bytes};
+}
 
 // Bytes the same matrix takes in plain CSR with 32-bit indices: the baseline every footprint is
 // compared with in -mat_view output and benchmarks.
@@ -166,6 +175,30 @@ GroupStats group_stats(const CsrView<V, RI, CI> &A, std::int64_t g, std::int64_t
     s.longest_row   = std::max(s.longest_row, longest);
   }
   return s;
+}
+
+// A format matrix of A's dimensions and entry count with parameters p, as every conversion from
+// a CSR starts.
+template <class Matrix, class V, class RI, class CI, class P>
+Matrix shaped_like(const CsrView<V, RI, CI> &A, const P &p)
+{
+  Matrix M;
+  M.params = p;
+  M.nrows  = A.nrows;
+  M.ncols  = A.ncols;
+  M.nnz    = A.nnz();
+  return M;
+}
+
+// The CSR that a format's to_csr fills: its dimensions, row pointers zeroed to count into.
+template <class V>
+Csr<V> csr_to_fill(std::int64_t nrows, std::int64_t ncols)
+{
+  Csr<V> C;
+  C.nrows = nrows;
+  C.ncols = ncols;
+  C.row_ptr.assign(nrows + 1, 0);
+  return C;
 }
 
 // Checks shared by every conversion: sizes that fit 32-bit offsets, columns in range.

@@ -45,6 +45,14 @@ inline std::uint64_t value_bits(V v)
 }
 
 // Code width for a table of `entries` values: 1 or 2 bytes, 0 when too many for a dictionary.
+// Bytes of a format matrix's stored values: plain, or the codes and their table.
+template <class Matrix>
+std::int64_t stored_value_bytes(const Matrix &A)
+{
+  using V = typename decltype(A.val)::value_type;
+  return A.code_bytes ? std::int64_t(A.code_bytes) * A.stored() + std::int64_t(sizeof(V)) * std::int64_t(A.dict.size()) : std::int64_t(sizeof(V)) * A.stored();
+}
+
 inline int code_bytes_for(std::int64_t entries) { return entries <= kMaxDictionary1 ? 1 : (entries <= kMaxDictionary ? 2 : 0); }
 
 // The table being built: values in order of first appearance, and each bit pattern's code;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace gpumats {
 namespace cuda {
@@ -25,11 +26,47 @@ std::unique_ptr<Operator<V>> build_on_device(const CsrView<V, I, I> &A, const Pa
   return build_on_device(up, p);
 }
 
+// The start of a format's download: a host matrix with its device copy's parameters and sizes.
+template <class Matrix, class Device>
+Matrix host_shell(const Device &D)
+{
+  Matrix M;
+  M.params = D.params;
+  M.nrows  = D.nrows;
+  M.ncols  = D.ncols;
+  return M;
+}
+
+// v resized to n elements and filled from the device array src (nothing copied when n is 0).
+template <class T>
+void download_into(std::vector<T> &v, const void *src, std::int64_t n)
+{
+  v.resize(std::size_t(n));
+  if (n) copy_to_host_sync(v.data(), src, std::size_t(n) * sizeof(T), nullptr);
+}
+
 // Blocks of 256 threads covering n items, one thread each.
 inline unsigned blocks_for(std::int64_t n) { return unsigned((n + 255) / 256); }
 
 } // namespace cuda
 } // namespace gpumats
+
+// The device interface every format declares inside its namespace, in its device.hpp, and
+// instantiates with GPUMATS_FORMAT_DEVICE_INSTANTIATE:
+//   to_device(M)             copies a host-built matrix (from_csr) to the current GPU;
+//   build_on_device(A, p, l) converts a CSR on the GPU from its upload (common/cuda/csr.hpp),
+//                            array for array identical to to_device(from_csr(A, p)); `l` (may be
+//                            null) is told when the scatter starts;
+//   build_on_device(A, p)    the same from a host CSR, uploaded first (cuda::build_on_device above);
+//   download(op)             brings a device copy back into host form (tests compare it with from_csr).
+#define GPUMATS_FORMAT_DEVICE_INTERFACE                                                                                                      \
+  template <class V>                                                                                                                        \
+  std::unique_ptr<cuda::Operator<V>> to_device(const Matrix<V> &M);                                                                         \
+  template <class V, class I>                                                                                                               \
+  std::unique_ptr<cuda::Operator<V>> build_on_device(const cuda::DeviceCsr<V, I> &A, const Params &p, cuda::BuildLog *log = nullptr);        \
+  using cuda::build_on_device;                                                                                                              \
+  template <class V>                                                                                                                        \
+  Matrix<V> download(const cuda::Operator<V> &op)
 
 // The explicit instantiations of a format's device interface (to_device, build_on_device from an
 // upload, download) for the value and index types the glue uses, written inside the format's
