@@ -28,6 +28,17 @@ public:
   // which is tolerated once.
   PetscErrorCode format_current(Mat A, PetscBool *current);
   PetscErrorCode format_built(Mat A, bool in_assembly);
+  // build(A) where the copy is not current: what every operation that reads the copy calls first
+  template <class Build>
+  PetscErrorCode make_format_current(Mat A, Build build)
+  {
+    PetscBool current;
+
+    PetscFunctionBegin;
+    PetscCall(format_current(A, &current));
+    if (!current) PetscCall(build(A));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   // for changes PETSc does not record in a state (MatRetrieveValues, new parameters, new blocks)
   void format_stale() { format_.forget(); }
 

@@ -51,25 +51,19 @@ PetscErrorCode GpuProductsWanted(Mat C, bool sparse, bool *wanted)
   PetscCheck(!std::strcmp(where, "gpu") || !std::strcmp(where, "host"), PetscObjectComm((PetscObject)C), PETSC_ERR_ARG_OUTOFRANGE,
              "-mat_gpumats_products %s: use gpu (cuSPARSE on the GPU, the default) or host (PETSc's AIJ products)", where);
   *wanted = !std::strcmp(where, "gpu");
-  switch (p->type) {
-  case MATPRODUCT_AB:
-    title = "MatMatMult", option = "-matmatmult_backend_cpu";
-    break;
-  case MATPRODUCT_AtB:
-    title = "MatTransposeMatMult", option = "-mattransposematmult_backend_cpu";
-    break;
-  case MATPRODUCT_PtAP:
-    title = "MatPtAP", option = "-matptap_backend_cpu";
-    break;
-  case MATPRODUCT_RARt:
-    title = "MatRARt", option = "-matrart_backend_cpu";
-    break;
-  case MATPRODUCT_ABC:
-    title = "MatMatMatMult", option = "-matmatmatmult_backend_cpu";
-    break;
-  default:
-    break;
-  }
+  // the options block and the backend option of the call that made the product
+  static const struct {
+    MatProductType type;
+    const char    *title, *option;
+  } kCalls[] = {
+    {MATPRODUCT_AB,   "MatMatMult",          "-matmatmult_backend_cpu"         },
+    {MATPRODUCT_AtB,  "MatTransposeMatMult", "-mattransposematmult_backend_cpu"},
+    {MATPRODUCT_PtAP, "MatPtAP",             "-matptap_backend_cpu"            },
+    {MATPRODUCT_RARt, "MatRARt",             "-matrart_backend_cpu"            },
+    {MATPRODUCT_ABC,  "MatMatMatMult",       "-matmatmatmult_backend_cpu"      },
+  };
+  for (const auto &c : kCalls)
+    if (c.type == p->type) title = c.title, option = c.option;
   if (!sparse || !title) PetscFunctionReturn(PETSC_SUCCESS);
   // (as aijcusparse and PETSc's MPIAIJ device back-end: the product's own name for a product
   // made by MatMatMult and the like, MatProduct's otherwise)
@@ -374,22 +368,19 @@ PetscErrorCode ProductSymbolic(Mat C)
 constexpr const char *kSavedDenseNumeric = "GpuMatsDenseNumeric";
 using ProductFn                          = PetscErrorCode (*)(Mat);
 
+// The products aijcusparse computes on the GPU for two operands (and, with three, MATPRODUCT_ABC).
+bool TwoOperandGpuProduct(MatProductType t)
+{
+  return t == MATPRODUCT_AB || t == MATPRODUCT_AtB || t == MATPRODUCT_ABt || t == MATPRODUCT_PtAP || t == MATPRODUCT_RARt;
+}
+
 bool DenseOnGpu(Mat C)
 {
   Mat_Product *p       = C->product;
   PetscBool    isdense = PETSC_FALSE;
   if (!OurDeviceSeq(p->A) || !p->B) return false;
   if (PetscObjectBaseTypeCompare((PetscObject)p->B, MATSEQDENSE, &isdense) || !isdense) return false;
-  switch (p->type) {
-  case MATPRODUCT_AB:
-  case MATPRODUCT_AtB:
-  case MATPRODUCT_ABt:
-  case MATPRODUCT_PtAP:
-  case MATPRODUCT_RARt:
-    return true;
-  default:
-    return false;
-  }
+  return TwoOperandGpuProduct(p->type);
 }
 
 // f(C) with A's shadow as C's first operand
@@ -470,17 +461,7 @@ PetscErrorCode ProductSetFromOptions(Mat C)
     if (!ours && !cusp) gpu = PETSC_FALSE;
   }
   PetscCall(GpuProductsWanted(C, gpu, &wanted));
-  switch (p->type) {
-  case MATPRODUCT_AB:
-  case MATPRODUCT_AtB:
-  case MATPRODUCT_ABt:
-  case MATPRODUCT_PtAP:
-  case MATPRODUCT_RARt:
-  case MATPRODUCT_ABC:
-    break;
-  default:
-    gpu = PETSC_FALSE;
-  }
+  if (!TwoOperandGpuProduct(p->type) && p->type != MATPRODUCT_ABC) gpu = PETSC_FALSE;
   if (gpu && any && wanted) {
     C->ops->productsymbolic = ProductSymbolic;
     PetscFunctionReturn(PETSC_SUCCESS);

@@ -185,12 +185,7 @@ PetscErrorCode Build(Mat A, bool in_assembly)
 
 PetscErrorCode EnsureCurrent(Mat A)
 {
-  PetscBool current;
-
-  PetscFunctionBegin;
-  PetscCall(Mpi(A)->where.format_current(A, &current));
-  if (!current) PetscCall(Build(A, false));
-  PetscFunctionReturn(PETSC_SUCCESS);
+  return Mpi(A)->where.make_format_current(A, [](Mat M) { return Build(M, false); });
 }
 
 // out = alpha A x + (in ? in : 0): the diagonal block while the ghosts travel, then the

@@ -84,12 +84,7 @@ PetscErrorCode Build(Mat A, bool in_assembly)
 
 PetscErrorCode EnsureCurrent(Mat A)
 {
-  PetscBool current;
-
-  PetscFunctionBegin;
-  PetscCall(Seq(A)->where.format_current(A, &current));
-  if (!current) PetscCall(Build(A, false));
-  PetscFunctionReturn(PETSC_SUCCESS);
+  return Seq(A)->where.make_format_current(A, [](Mat M) { return Build(M, false); });
 }
 
 PetscErrorCode EnsureTransposeCurrent(Mat A)
