@@ -86,6 +86,21 @@ $(OBJDIR)/%.o: src/%.cu $(OBJDIR)/%.d
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -frandom-seed=$< $(DEPFLAGS) -c $< -o $@
 
+# The kernel unit tests of the GPU suite (tests/gpu/test_kernels.cu): compiled with the library's
+# flags (the same bytes on every build, as the suite's resume marks need) and linked with the
+# library's CUDA objects; tests/gpu/link_kernels.sh makes it.
+KERNEL_TEST_OBJ := $(OBJDIR)/tests/test_kernels.o
+DEP_FILES += $(KERNEL_TEST_OBJ:.o=.d)
+
+$(KERNEL_TEST_OBJ): tests/gpu/test_kernels.cu $(KERNEL_TEST_OBJ:.o=.d)
+	@test -n "$(NVCC)" || { echo "petsc-gpumats: the kernel tests need nvcc (none at CUDA_DIR=$(CUDA_DIR))"; exit 1; }
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -frandom-seed=$< $(DEPFLAGS) -c $< -o $@
+
+$(BINDIR)/test_kernels: $(KERNEL_TEST_OBJ) $(CUDA_OBJ)
+	@mkdir -p $(BINDIR)
+	$(NVCC) -arch=sm_$(CUDA_ARCH) -o $@ $^ -lcusparse
+
 $(DEP_FILES):
 -include $(wildcard $(DEP_FILES))
 
