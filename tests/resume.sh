@@ -18,3 +18,12 @@ build_fingerprint() {
 resumed() { [ "${GPUMATS_RESUME:-0}" = 1 ] && [ -n "${GPUMATS_FINGERPRINT:-}" ] && [ "$(cat "$1.passed" 2>/dev/null)" = "$GPUMATS_FINGERPRINT" ]; }
 # record_unit LOG PASSED(0|1): LOG's unit passed (kept for a later GPUMATS_RESUME=1 run) or not
 record_unit() { if [ "$2" = 1 ] && [ -n "${GPUMATS_FINGERPRINT:-}" ]; then echo "$GPUMATS_FINGERPRINT" >"$1.passed"; else rm -f "$1.passed"; fi; }
+# add_last_counts LOG: adds the "N passed, M failed" of LOG's last line to the caller's pass and
+# fail (a last line without them counts as one failure: the run stopped before its summary)
+add_last_counts() {
+  local last p f
+  last=$(tail -1 "$1" 2>/dev/null)
+  p=$(grep -oE '^[0-9]+ passed' <<<"$last" | grep -oE '^[0-9]+')
+  f=$(grep -oE '[0-9]+ failed' <<<"$last" | grep -oE '^[0-9]+')
+  pass=$((pass + ${p:-0})) fail=$((fail + ${f:-1}))
+}

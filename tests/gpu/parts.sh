@@ -55,11 +55,8 @@ wait "${lanes[@]}"
 for name in kernels memcheck copies-placement-shadows-bind memory petsc-1 tutorials-1 petsc-2 tutorials-2; do
   log=build/test-logs/part-$name.log
   grep '^not ok' "$log" | head -20
-  last=$(tail -1 "$log" 2>/dev/null)
-  echo "# part $name: $last"
-  p=$(grep -oE '^[0-9]+ passed' <<<"$last" | grep -oE '^[0-9]+')
-  f=$(grep -oE '[0-9]+ failed' <<<"$last" | grep -oE '^[0-9]+')
-  pass=$((pass + ${p:-0})) fail=$((fail + ${f:-1}))
+  echo "# part $name: $(tail -1 "$log" 2>/dev/null)"
+  add_last_counts "$log"
 done
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

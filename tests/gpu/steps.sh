@@ -54,9 +54,7 @@ pass=0 fail=0
 for s in $ALL; do
   log=build/test-logs/section-$s.log
   resumed "$log" || { echo "# sections remain: run this step again"; exit 2; }
-  p=$(tail -1 "$log" | grep -oE '^[0-9]+ passed' | grep -oE '^[0-9]+')
-  f=$(tail -1 "$log" | grep -oE '[0-9]+ failed' | grep -oE '^[0-9]+')
-  pass=$((pass + ${p:-0})) fail=$((fail + ${f:-1}))
+  add_last_counts "$log"
 done
 echo "suite complete: $pass passed, $fail failed"
 [ "$fail" = 0 ]
