@@ -226,8 +226,9 @@ gpu-test:
 
 # PETSc's test harness over its own cases, once with PETSc's type swapped in and once per type of
 # ours, each case's output compared with the reference run's (tests/conformance/run.sh). The CPU
-# one: Debian's PETSc 3.18, the tutorials of ksp/ksp, snes and ts, mat/tests, ksp/ksp/tests and
-# ksp/pc; CONFORMANCE_ARGS adds options or replaces the selection, e.g.
+# one: Debian's PETSc 3.18, the tutorials of ksp/ksp, snes and ts, mat/tests, ksp/ksp/tests, ksp/pc,
+# and the other folders --wide names (snes, ts and dm tests; mat, DM and TAO tutorials);
+# CONFORMANCE_ARGS adds options or replaces the selection, e.g.
 # CONFORMANCE_ARGS="--types sellp ksp/ksp/tutorials". The GPU one builds the library against PETSc
 # with CUDA itself (config/build-petsc-cuda.sh's, or PETSC_DIR/PETSC_ARCH).
 CONFORMANCE_ARGS ?=

@@ -34,7 +34,8 @@
 #               (CPU); every case whose arguments name aijcusparse (about 140, of mat, ksp, snes,
 #               tao and dm), ksp ex2, ex7, ex45, ex50, ex56 and snes ex19's linear-solver cases of
 #               the tutorials (GPU).
-#   --wide      the default selection plus mat/tests, ksp/ksp/tests and ksp/pc (make conformance;
+#   --wide      the default selection plus mat/tests and tutorials, ksp/ksp/tests, ksp/pc, snes and
+#               ts tests, DM tests and tutorials (DMDA, DMPlex, DMStag), TAO tutorials (make conformance;
 #               on the GPU also the whole ksp/ksp and snes tutorials); a selection given replaces
 #               the default or wide one
 #   --ci        what CI runs (tests/run.sh): the default selection with every host type. Measured
@@ -111,7 +112,12 @@ mkdir -p "$WORK"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
 TUTORIALS=(ksp/ksp/tutorials snes/tutorials ts/tutorials)
-WIDER=(mat/tests ksp/ksp/tests ksp/pc)
+# beyond the solvers' own folders, the other PETSc code that makes and uses matrices: SNES and TS
+# tests, DM (DMDA, DMPlex, DMStag) and TAO
+WIDER=(mat/tests mat/tutorials ksp/ksp/tests ksp/pc snes/tests ts/tests dm/tests dm/tutorials
+  dm/impls/plex/tutorials dm/impls/stag/tutorials tao/tutorials tao/unconstrained/tutorials
+  tao/bound/tutorials tao/constrained/tutorials tao/leastsquares/tutorials
+  tao/pde_constrained/tutorials tao/complementarity/tutorials)
 
 if [ $platform = cpu ]; then
   export PETSC_DIR=${PETSC_DIR:-/usr/lib/petsc}
