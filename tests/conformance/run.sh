@@ -115,7 +115,7 @@ TUTORIALS=(ksp/ksp/tutorials snes/tutorials ts/tutorials)
 # beyond the solvers' own folders, the other PETSc code that makes and uses matrices: SNES and TS
 # tests, DM (DMDA, DMPlex, DMStag, DMNetwork, DMComposite, DMSwarm) and TAO
 WIDER=(mat/tests mat/tutorials ksp/ksp/tests ksp/pc snes/tests ts/tests dm/tests dm/tutorials
-  dm/impls/plex/tutorials dm/impls/stag/tutorials dm/impls/stag/tests dm/impls/da/tests
+  dm/impls/plex/tutorials dm/impls/plex/tests dm/impls/stag/tutorials dm/impls/stag/tests dm/impls/da/tests
   dm/impls/network/tests dm/impls/composite/tests dm/impls/patch/tests dm/impls/swarm/tests
   dm/impls/swarm/tutorials tao/tutorials tao/unconstrained/tutorials
   tao/bound/tutorials tao/constrained/tutorials tao/leastsquares/tutorials
