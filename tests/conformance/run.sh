@@ -35,7 +35,8 @@
 #               tao and dm), ksp ex2, ex7, ex45, ex50, ex56 and snes ex19's linear-solver cases of
 #               the tutorials (GPU).
 #   --wide      the default selection plus mat/tests and tutorials, ksp/ksp/tests, ksp/pc, snes and
-#               ts tests, DM tests and tutorials (DMDA, DMPlex, DMStag), TAO tutorials (make conformance;
+#               ts tests, DM tests and tutorials (DMDA, DMPlex, DMStag, DMSwarm, ...: WIDER below),
+#               TAO tutorials (make conformance;
 #               on the GPU also the whole ksp/ksp and snes tutorials); a selection given replaces
 #               the default or wide one
 #   --ci        what CI runs (tests/run.sh): the default selection with every host type. Measured
@@ -113,7 +114,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 
 TUTORIALS=(ksp/ksp/tutorials snes/tutorials ts/tutorials)
 # beyond the solvers' own folders, the other PETSc code that makes and uses matrices: SNES and TS
-# tests, DM (DMDA, DMPlex, DMStag, DMNetwork, DMComposite, DMSwarm) and TAO
+# tests, DM (DMDA, DMPlex, DMStag, DMNetwork, DMComposite, DMPatch, DMSwarm) and TAO
 WIDER=(mat/tests mat/tutorials ksp/ksp/tests ksp/pc snes/tests ts/tests dm/tests dm/tutorials
   dm/impls/plex/tutorials dm/impls/plex/tests dm/impls/stag/tutorials dm/impls/stag/tests dm/impls/da/tests
   dm/impls/network/tests dm/impls/composite/tests dm/impls/patch/tests dm/impls/swarm/tests
