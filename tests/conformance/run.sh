@@ -477,7 +477,8 @@ for t in $types; do
       tp[$t]=$((tp[$t] + 1)) pass=$((pass + 1))
       [ -n "${acc2[$key]:-}" ] && ta[$t]=$((ta[$t] + 1))
       echo "ok $t $key # its first run ${first_run[$i]}, its second passed${acc2[$key]:+; accepted: ${acc2[$key]}}"
-      unset "f_type[$i]" "f_key[$i]" "f_detail[$i]" "f_cmd[$i]"
+      # (first_run too: the next type's loop above reads f_type of every index it holds)
+      unset "f_type[$i]" "f_key[$i]" "f_detail[$i]" "f_cmd[$i]" "first_run[$i]"
     else
       f_cmd[$i]=1
       [ -s "$WORK/$t-again/diffs/$key.diff" ] && f_cmd[$i]=0
