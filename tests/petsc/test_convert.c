@@ -63,6 +63,80 @@ static PetscErrorCode CheckExact(Mat A, Mat C, const char *name)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* B's copies brought up to date since (c, v) */
+static PetscErrorCode UpdatesSince(Mat B, PetscInt64 c, PetscInt64 v, PetscInt64 *n)
+{
+  PetscInt64 c1, v1;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGpuMatsGetUpdateCounts(B, &c1, &v1));
+  *n = (c1 - c) + (v1 - v);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A duplicate of B (converted from the AIJ matrix A, their values equal) assembled with a new value
+   each time, after a product. Used between assemblies (a Newton step's Jacobian): each assembly brings the
+   copies up to date, at `assembly`. Assembled many times before a use (MatFilter assembles once per
+   row it filters): the first assembly does, the others leave it to the use, which does it once; at
+   `use` only the use does. Every product agrees with a reference that takes the same values. */
+static PetscErrorCode AssembliesBeforeUse(Mat B, Mat A, const char *when, const char *type, const char *mname, Vec x, Vec y)
+{
+  const PetscBool at_assembly = strcmp(when, "assembly") ? PETSC_FALSE : PETSC_TRUE;
+  PetscMPIInt     size;
+  PetscInt64      c, v, n, per, refills = 0;
+  PetscInt        rs, re, ncols, col = -1;
+  const PetscInt *cols;
+  Mat             R, D;
+  MPI_Comm        comm = PetscObjectComm((PetscObject)B);
+  char            name[256];
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  per = size > 1 ? 2 : 1; /* (an MPI matrix counts its two blocks) */
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &R));
+  PetscCall(MatDuplicate(B, MAT_COPY_VALUES, &D)); /* (B stays as it is for the checks after this) */
+  PetscCall(MatMult(D, x, y));
+  PetscCall(MatGetOwnershipRange(R, &rs, &re));
+  if (re > rs) { /* an entry of this rank's first row, so that the pattern stays (0 rows: nothing to set) */
+    PetscCall(MatGetRow(R, rs, &ncols, &cols, NULL));
+    if (ncols) col = cols[0];
+    PetscCall(MatRestoreRow(R, rs, &ncols, &cols, NULL));
+  }
+  for (PetscInt k = 0; k < 33; k++) {
+    const PetscBool used_between = k < 3 ? PETSC_TRUE : PETSC_FALSE; /* 3 used between, then 30 not */
+    if (col >= 0) {
+      PetscCall(MatSetValue(R, rs, col, 2.0 + k, INSERT_VALUES));
+      PetscCall(MatSetValue(D, rs, col, 2.0 + k, INSERT_VALUES));
+    }
+    PetscCall(MatGpuMatsGetUpdateCounts(D, &c, &v));
+    PetscCall(MatAssemblyBegin(R, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(R, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyBegin(D, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(D, MAT_FINAL_ASSEMBLY));
+    PetscCall(UpdatesSince(D, c, v, &n));
+    if (used_between || k == 3) {
+      PetscCall(PetscSNPrintf(name, sizeof(name), "assembly-%s-%s-builds/%s/%s", when, used_between ? "after-use" : "first-unused", type, mname));
+      PetscCall(Check(comm, n == (at_assembly ? per : 0) ? PETSC_TRUE : PETSC_FALSE, name, "an assembly after a use did not refresh the copies as -mat_gpumats_build_at says"));
+    } else refills += n;
+    if (used_between) {
+      PetscCall(PetscSNPrintf(name, sizeof(name), "assembly-%s-used-between-product/%s/%s", when, type, mname));
+      PetscCall(CheckProduct(R, D, name));
+    }
+  }
+  PetscCall(PetscSNPrintf(name, sizeof(name), "assembly-%s-unused-again-builds-nothing/%s/%s", when, type, mname));
+  PetscCall(Check(comm, refills == 0 ? PETSC_TRUE : PETSC_FALSE, name, "assemblies refilled copies that nothing had used since the last one"));
+  PetscCall(MatGpuMatsGetUpdateCounts(D, &c, &v));
+  PetscCall(MatMult(D, x, y));
+  PetscCall(UpdatesSince(D, c, v, &n));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "assembly-%s-unused-built-at-use/%s/%s", when, type, mname));
+  PetscCall(Check(comm, n == per ? PETSC_TRUE : PETSC_FALSE, name, "the first use after 30 unused assemblies did not bring the copies up to date once"));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "assembly-%s-unused-product/%s/%s", when, type, mname));
+  PetscCall(CheckProduct(R, D, name));
+  PetscCall(MatDestroy(&R));
+  PetscCall(MatDestroy(&D));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode CheckType_(Mat A, const char *mname, const char *type, TypeList *types)
 {
   Mat  B, C, D, E, A2, F;
@@ -194,6 +268,7 @@ static PetscErrorCode CheckType_(Mat A, const char *mname, const char *type, Typ
     PetscCall(PetscSNPrintf(name, sizeof(name), "builds-per-assembly-%s/%s/%s", when, type, mname));
     PetscCall(Check(PetscObjectComm((PetscObject)B), (c1 - c0) + (v1 - v0) == expected ? PETSC_TRUE : PETSC_FALSE, name,
                     "the copies were not brought up to date as often as -mat_gpumats_build_at says"));
+    PetscCall(AssembliesBeforeUse(B, A, when, type, mname, x, y));
     PetscCall(VecDestroy(&x));
     PetscCall(VecDestroy(&y));
   }

@@ -520,7 +520,8 @@ const char *ValuesUpdateName(ValuesUpdate m); // "auto", "rebuild"
 // builds of matrices first multiplied in the solve (PCMG's, a Newton step's new Jacobian) into
 // KSPSolve: one more host-to-GPU copy there than aijcusparse in ex45 CG+MG and snes ex19
 // GMRES+MG, which the copy-count checks of tests/gpu/run.sh catch. An assembly of all-zero values (DMCreateMatrix's)
-// builds nothing either way. Products of our
+// builds nothing either way, nor does one that follows an assembly whose copy was never used
+// (BuildAtThisAssembly: MatFilter assembles once per row). Products of our
 // types on the GPU (cusparse_bridge.cxx) build their results at their first use from the GPU whatever
 // this says, so GAMG's intermediate products are never built from zeros, or at all if unused.
 enum class BuildAt { kUse = 0, kAssembly = 1 };

@@ -100,8 +100,9 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
                               "format copy's values only, through a slot map made at the first such change) or rebuild (convert in full)",
                               man.c_str(), updates, 2, updates[vu], &vu, NULL));
   PetscCall(PetscOptionsEList("-mat_gpumats_build_at",
-                              "When a final assembly brings the format copy up to date: assembly (inside MatAssemblyEnd) or use (at the first product, "
-                              "MatGetDiagonal or view after it, as aijcusparse copies at first use)",
+                              "When a final assembly brings the format copy up to date: assembly (inside MatAssemblyEnd, unless the copy built at the last "
+                              "assembly was never used: then at the first use) or use (at the first product, MatGetDiagonal or view after it, as aijcusparse "
+                              "copies at first use)",
                               man.c_str(), whens, 2, whens[ba], &ba, NULL));
   if (device)
     PetscCall(PetscOptionsEList("-mat_gpumats_build",

@@ -26,6 +26,7 @@ PetscErrorCode Residency::format_built(Mat A, bool in_assembly)
   PetscFunctionBegin;
   PetscCall(format_.read(A, &now));
   format_.made_from(now, in_assembly);
+  built_unread_ = in_assembly;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

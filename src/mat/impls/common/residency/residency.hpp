@@ -37,10 +37,16 @@ public:
     PetscFunctionBegin;
     PetscCall(format_current(A, &current));
     if (!current) PetscCall(build(A));
+    built_unread_ = false; // (a read, whether or not it built)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   // for changes PETSc does not record in a state (MatRetrieveValues, new parameters, new blocks)
   void format_stale() { format_.forget(); }
+  // Whether the last copy was built inside an assembly (or a MatConvert) and nothing has read it
+  // since: a matrix assembled again before any use is being filled on the host (MatFilter
+  // assembles once per row it filters), so its next assemblies leave the copy to the first use
+  // (BuildAtThisAssembly) rather than refill it at each, which costs O(nnz) per assembly.
+  bool built_unread() const { return built_unread_; }
 
   // ---- the host CSR ----
   bool host_stale() const { return host_stale_; }
@@ -90,6 +96,8 @@ private:
   bool shadow_coo_ = false, coo_pending_ = false;
   // A's newest values are the shadow's only
   bool host_stale_ = false;
+  // built_unread()
+  bool built_unread_ = false;
 };
 
 } // namespace gpumats

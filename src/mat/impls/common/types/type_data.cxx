@@ -57,7 +57,8 @@ PetscErrorCode StructureOnly(Mat A, bool *only)
 
 PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscBool *build)
 {
-  PetscBool   zero = Data(A)->where.host_stale() ? PETSC_FALSE : PETSC_TRUE;
+  PetscBool   unread = Data(A)->where.built_unread() ? PETSC_TRUE : PETSC_FALSE;
+  PetscBool   zero   = Data(A)->where.host_stale() || unread ? PETSC_FALSE : PETSC_TRUE; // (unread: no build, nothing to sample)
   PetscMPIInt size;
 
   PetscFunctionBegin;
@@ -79,13 +80,16 @@ PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscB
     PetscCall(MatRestoreRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   }
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  if (size > 1) {
-    int all = zero ? 1 : 0;
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)A)));
-    zero = all ? PETSC_TRUE : PETSC_FALSE;
+  if (size > 1) { // one decision for all ranks, the build being collective: zero on all, unread on any
+    int all[2] = {zero ? 1 : 0, unread ? 0 : 1};
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, all, 2, MPI_INT, MPI_MIN, PetscObjectComm((PetscObject)A)));
+    zero   = all[0] ? PETSC_TRUE : PETSC_FALSE;
+    unread = all[1] ? PETSC_FALSE : PETSC_TRUE;
   }
   if (zero) PetscCall(PetscInfo(A, "values all zero (sampled), as DMCreateMatrix assembles them: the format copy is built at the next assembly or the first use\n"));
-  *build = zero ? PETSC_FALSE : PETSC_TRUE;
+  else if (unread)
+    PetscCall(PetscInfo(A, "assembled again with the copy built at the last assembly not yet used: the format copy is built at the first use\n"));
+  *build = zero || unread ? PETSC_FALSE : PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

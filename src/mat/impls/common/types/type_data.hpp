@@ -257,8 +257,13 @@ PetscErrorCode BuildInAssembly(Mat A, PetscErrorCode (*build)(Mat, bool));
 // built from the zeros is replaced before any use (ksp ex45 200^3: one of its two builds, an
 // upload of the whole CSR each). A sample can only err one way: a matrix whose sampled values are
 // zero but others are not is built at its first use instead, as with -mat_gpumats_build_at use.
-// A matrix whose newest values are on the GPU (host_stale) is not sampled: it is built. MPI types decide
-// together (the build is collective): all ranks' blocks must look zero.
+// A matrix whose newest values are on the GPU (host_stale) is not sampled: it is built. Nor is a
+// copy built when the one built at the last assembly was never read (Residency::built_unread): a
+// matrix assembled over and over before its first use (MatFilter assembles once per row) would
+// otherwise refill its copy at every assembly, O(nnz) each, where aijcusparse copies once at the
+// first use; it is built at that use. A matrix used between assemblies (a Newton step's Jacobian,
+// a time step's operator) still builds at each. MPI types decide together (the build is
+// collective): all ranks' blocks must look zero, or one rank's copy be unread.
 PetscErrorCode BuildAtThisAssembly(Mat A, const Mat *blocks, int nblocks, PetscBool *build);
 // Whether a SeqAIJ matrix (an MPIAIJ: its diagonal block) was assembled with MAT_STRUCTURE_ONLY: a
 // pattern without values, of which no format copy can be built (the first product then says so);
