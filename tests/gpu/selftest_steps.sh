@@ -57,5 +57,13 @@ check "complete-sum" "$([ "$rc" = 0 ] && [ "$(runs)" = "memory" ] && [ "$(tail -
 FP=build-2 step 1000
 rc=$?
 check "new-build-anew" "$([ "$rc" = 0 ] && [ "$(wc -l <"$tmp/runs")" = 8 ] && echo 0)" "exit $rc, ran '$(runs)'"
+# 5. a third build, two sections chosen: only they run, and the sum is theirs, not a whole suite's
+FP=build-3 step 1000 GPUMATS_STEP_SECTIONS="copies suite"
+rc=$?
+check "chosen-sections" "$([ "$rc" = 0 ] && [ "$(runs)" = "copies suite" ] && [ "$(tail -1 "$tmp/out")" = "sections complete (copies suite): 6 passed, 0 failed" ] && echo 0)" "exit $rc, ran '$(runs)', last line '$(tail -1 "$tmp/out")'"
+# 6. a section name steps.sh does not have stops the step before anything runs
+FP=build-3 step 1000 GPUMATS_STEP_SECTIONS="copies kernel"
+rc=$?
+check "unknown-section" "$([ "$rc" = 1 ] && [ ! -s "$tmp/runs" ] && grep -q "no section 'kernel'" "$tmp/out" && echo 0)" "exit $rc, ran '$(runs)'"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
