@@ -10,8 +10,9 @@ static char help[] = "Every way of changing an assembled matrix is seen by the n
    both (with a flush between), a new nonzero (also in the off-diagonal block of another rank),
    MatZeroRows without and with MAT_KEEP_NONZERO_PATTERN, MatScale, MatShift, MatDiagonalSet,
    MatStoreValues/MatRetrieveValues, direct writes through MatSeqAIJGetArray, MatZeroEntries and
-   MatAXPY with SUBSET_NONZERO_PATTERN (a true subset, and on one rank an X that is not one), and a
-   new preallocation with fewer entries (new blocks whose nonzero state repeats the last ones').
+   MatAXPY with SUBSET_NONZERO_PATTERN (a true subset, and on one rank an X that is not one), a
+   new preallocation with fewer entries (new blocks whose nonzero state repeats the last ones'), and
+   PETSc's filter of small values (whose assemblies, one per row, refill the copies at most once).
    The first application of a change may alter the pattern (a missing diagonal entry); the second
    and third of a change that keeps it must then bring the format copies up to date by their values
    only (MatGpuMatsGetUpdateCounts), or, with -mat_gpumats_values_update rebuild, never so. The
@@ -133,6 +134,19 @@ static PetscErrorCode Scale(Mat A, PetscInt step)
 {
   PetscFunctionBeginUser;
   PetscCall(MatScale(A, -1.5));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* PETSc's filter of small values (MatFilter, MatChop before PETSc 3.20), keeping the pattern: it
+   assembles once per row it goes through (PETSc 3.25), as GAMG's graph does with a threshold */
+static PetscErrorCode Filter(Mat A, PetscInt step)
+{
+  PetscFunctionBeginUser;
+#if PETSC_VERSION_LT(3, 20, 0)
+  PetscCall(MatChop(A, 0.5));
+#else
+  PetscCall(MatFilter(A, 0.5, PETSC_FALSE, PETSC_FALSE));
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -542,6 +556,7 @@ int main(int argc, char **argv)
     {"axpy-subset", AxpySubset, PETSC_TRUE, NULL},
     {"axpy-not-a-subset", AxpyNotSubset, PETSC_FALSE, Sequential},
     {"repreallocate", Repreallocate, PETSC_FALSE, NULL},
+    {"filter", Filter, PETSC_TRUE, NULL},
   };
   char      mode[64] = "auto", values[64] = "plain";
   PetscBool rebuild, dictionary, many_only = PETSC_FALSE;
@@ -620,6 +635,21 @@ int main(int argc, char **argv)
         PetscCall(PetscSNPrintf(name, sizeof(name), "values-after-zero-assembly-built/%s/%s", types.types[t], mats[m]));
         PetscCall(Check(PETSC_COMM_WORLD, c2.conversions + c2.values_only > c1.conversions + c1.values_only ? PETSC_TRUE : PETSC_FALSE, name,
                         "no copy built for the values that followed an assembly of zeros"));
+      }
+      { /* the filter's assemblies, one per row, refill the copies at most once before the product
+           that follows (a block of each kind on a rank), not once per row (Residency::built_unread) */
+        Counts c0, c1;
+        char   why[128];
+        PetscCall(GetCounts(B, &c0));
+        PetscCall(Filter(B, 0));
+        PetscCall(GetCounts(B, &c1));
+        PetscCall(PetscSNPrintf(name, sizeof(name), "filter-refills-at-most-once/%s/%s", types.types[t], mats[m]));
+        PetscCall(PetscSNPrintf(why, sizeof(why), "%" PetscInt64_FMT " conversions and %" PetscInt64_FMT " values-only updates inside the filter",
+                                c1.conversions - c0.conversions, c1.values_only - c0.values_only));
+        PetscCall(Check(PETSC_COMM_WORLD, (c1.conversions - c0.conversions) + (c1.values_only - c0.values_only) <= 2 ? PETSC_TRUE : PETSC_FALSE, name, why));
+        PetscCall(Filter(A, 0));
+        PetscCall(PetscSNPrintf(name, sizeof(name), "filter-product/%s/%s", types.types[t], mats[m]));
+        PetscCall(Compare(A, B, name));
       }
       PetscCall(PetscSNPrintf(name, sizeof(name), "unassembled-refused/%s/%s", types.types[t], mats[m]));
       PetscCall(UnassembledRefused(B, name));
