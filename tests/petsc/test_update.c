@@ -137,8 +137,8 @@ static PetscErrorCode Scale(Mat A, PetscInt step)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* PETSc's filter of small values (MatFilter, MatChop before PETSc 3.20), keeping the pattern: it
-   assembles once per row it goes through (PETSc 3.25), as GAMG's graph does with a threshold */
+/* PETSc's filter of small values (MatFilter, MatChop before PETSc 3.20), keeping the pattern: both
+   assemble once per row they go through (PETSc 3.18 and 3.25), as GAMG's graph does with a threshold */
 static PetscErrorCode Filter(Mat A, PetscInt step)
 {
   PetscFunctionBeginUser;
