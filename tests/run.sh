@@ -700,8 +700,14 @@ if ! skipped options; then
       expect_output "transpose-view/$t $mode np=2" "transpose products: $mode.*(-mat_gpumats_transpose $mode)" "${MPIEXEC[@]}" -n 2 "${EX2[@]}" -mat_type "$t" \
         -mat_gpumats_transpose $mode -mat_view ::ascii_info
     done
+    # cusparse: cuSPARSE's transpose of the shadow on the GPU types, the implicit path on the host ones
+    way=implicit
+    case $t in *cuda) way=cusparse ;; esac
+    expect_output "transpose-view/$t cusparse" "transpose products: $way.*(-mat_gpumats_transpose cusparse)" "${EX2[@]}" -mat_type "$t" -mat_gpumats_transpose cusparse -mat_view ::ascii_info
+    expect_output "transpose-view/$t cusparse np=2" "transpose products: $way.*(-mat_gpumats_transpose cusparse)" "${MPIEXEC[@]}" -n 2 "${EX2[@]}" -mat_type "$t" \
+      -mat_gpumats_transpose cusparse -mat_view ::ascii_info
     expect_output "transpose-view/$t auto" "transpose products: implicit.*(-mat_gpumats_transpose auto)" "${EX2[@]}" -mat_type "$t" -mat_view ::ascii_info
-    expect_error "bad-option/$t -mat_gpumats_transpose" "mat_gpumats_transpose.*auto.*explicit.*implicit" "${EX2[@]}" -mat_type "$t" -mat_gpumats_transpose copy
+    expect_error "bad-option/$t -mat_gpumats_transpose" "mat_gpumats_transpose.*auto.*explicit.*implicit.*cusparse" "${EX2[@]}" -mat_type "$t" -mat_gpumats_transpose copy
     # same-pattern changes (-mat_gpumats_values_update): in -help, in -mat_view on one and two
     # ranks (ex2 assembles once: one conversion per copy), and a bad value names the choices
     expect_output "help-lists-values-update/$t" "mat_gpumats_values_update" "${EX2[@]}" -mat_type "$t" -help

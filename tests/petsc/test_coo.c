@@ -213,33 +213,6 @@ static PetscErrorCode SetSomeValues(Mat R, Mat B, PetscInt step)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* B^T x == R^T x within the rounding bound of |R^T| |x|. */
-static PetscErrorCode CheckSameTransposeProduct(Mat R, Mat B, PetscInt seed, const char *name)
-{
-  Mat       Rt;
-  Vec       x, y, yref, mag;
-  PetscBool ok;
-  char      why[256] = "";
-
-  PetscFunctionBeginUser;
-  PetscCall(MatCreateVecs(B, &y, &x));
-  PetscCall(VecDuplicate(y, &yref));
-  PetscCall(VecDuplicate(y, &mag));
-  PetscCall(TestVector(x, seed));
-  PetscCall(MatMultTranspose(B, x, y));
-  PetscCall(MatMultTranspose(R, x, yref));
-  PetscCall(MatTranspose(R, MAT_INITIAL_MATRIX, &Rt));
-  PetscCall(Magnitude(Rt, x, NULL, mag));
-  PetscCall(CompareVecs(y, yref, mag, 1e3 * PETSC_MACHINE_EPSILON, &ok, why, sizeof(why)));
-  PetscCall(Check(PetscObjectComm((PetscObject)B), ok, name, why));
-  PetscCall(MatDestroy(&Rt));
-  PetscCall(VecDestroy(&x));
-  PetscCall(VecDestroy(&y));
-  PetscCall(VecDestroy(&yref));
-  PetscCall(VecDestroy(&mag));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* An MPI matrix of ours keeps the format copies of its diagonal and off-diagonal blocks itself:
    the blocks stay plain SeqAIJ after MatSetPreallocationCOO too (MPIAIJ's makes them in the
    matrix's root type; blocks of our Seq type would each hold a second copy, and MatConvert to

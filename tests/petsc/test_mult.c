@@ -10,12 +10,14 @@ static char help[] = "MatMult, MatMultAdd, MatMultTranspose(Add) and MatGetDiago
    MatMultAdd must run in the format (its SpMV event counts them, on every rank: on the GPU for the
    *cuda types), rectangular matrices included.
 
-   Then, once per way of multiplying by the transpose (-mat_gpumats_transpose explicit and
-   implicit; auto with and without MAT_FORM_EXPLICIT_TRANSPOSE set, each on the path it
-   reports), on a fresh conversion: y = A^T x, z = y + A^T x into another vector and in place, and A^T x after a change of values. The path is asserted, not assumed: the
-   explicit one builds a transposed copy at the first product with A^T (the format's Convert
-   event) and no more at the second, and -mat_view ::ascii_info reports it held; the implicit one
-   builds nothing and holds no copy, also right after the explicit path held one.
+   Then, once per way of multiplying by the transpose (-mat_gpumats_transpose explicit, implicit
+   and cusparse; auto with and without MAT_FORM_EXPLICIT_TRANSPOSE set), on a fresh conversion:
+   y = A^T x, z = y + A^T x into another vector and in place, and A^T x after a change of values.
+   The path is asserted, not assumed: the explicit one builds a transposed copy at the first
+   product with A^T (the format's Convert event) and no more at the second, and -mat_view
+   ::ascii_info reports it held; the implicit one builds nothing and holds no copy, also right
+   after another path held one; cuSPARSE's (GPU types, and auto with the option set on them)
+   holds no copy in the format, runs no format SpMV and uploads nothing at the second product.
 */
 #include "testmats.h"
 
@@ -144,7 +146,7 @@ static PetscErrorCode SetTransposeMode(Mat B, const char *mode)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-typedef enum { EXPECT_EXPLICIT, EXPECT_IMPLICIT, EXPECT_REPORTED } Expect;
+typedef enum { EXPECT_EXPLICIT, EXPECT_IMPLICIT, EXPECT_CUSPARSE, EXPECT_REPORTED } Expect;
 
 /* The products with A^T of a fresh conversion of Aaij with one way of multiplying by the transpose
    (mode, and hint: MAT_FORM_EXPLICIT_TRANSPOSE), against A^T of the reference, on the path `expect`.
@@ -155,9 +157,9 @@ static PetscErrorCode CheckTransposeMode(Mat Aaij, const char *type, const char 
   MPI_Comm       comm = PetscObjectComm((PetscObject)Aaij);
   Mat            B;
   Vec            x, y, yt, zt, ref, mag;
-  PetscBool      ok, ours, gpu, explicit_path, held, none_held;
-  PetscInt       c0 = 0, c1 = 0, c2 = 0, s0 = 0;
-  PetscLogDouble g0 = 0, unused;
+  PetscBool      ok, ours, gpu, explicit_path, cusparse_path, held, none_held;
+  PetscInt       c0 = 0, c1 = 0, c2 = 0, s0 = 0, s2 = 0;
+  PetscLogDouble g0 = 0, unused, h1 = 0, h2 = 0;
   char           why[256] = "", name[256], label[64], format[64] = "";
   PetscReal      tol = 1e3 * PETSC_MACHINE_EPSILON;
 
@@ -187,13 +189,16 @@ static PetscErrorCode CheckTransposeMode(Mat Aaij, const char *type, const char 
   PetscCall(CompareVecs(yt, yt_ref, magt, tol, &ok, why, sizeof(why)));
   PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose/%s/%s/%s", label, type, mname));
   PetscCall(Check(comm, ok, name, why));
-  if (ours) {
+  if (ours && expect != EXPECT_CUSPARSE) {
     PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose-in-format/%s/%s/%s", label, type, mname));
     PetscCall(CheckRanInFormat(B, format, gpu, s0, g0, name));
   }
   PetscCall(VecSet(yt, NAN));
+  h1 = HostToGpuCopies();
   PetscCall(MatMultTranspose(B, xt, yt));
+  h2 = HostToGpuCopies();
   if (ours) PetscCall(EventCount(format, "Convert", &c2, &unused));
+  if (ours) PetscCall(EventCount(format, "SpMV", &s2, &unused));
   PetscCall(CompareVecs(yt, yt_ref, magt, tol, &ok, why, sizeof(why)));
   PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose-again/%s/%s/%s", label, type, mname));
   PetscCall(Check(comm, ok, name, why));
@@ -203,16 +208,28 @@ static PetscErrorCode CheckTransposeMode(Mat Aaij, const char *type, const char 
     PetscCall(ViewContains(B, view_dir, "test_mult-view.txt", "transpose products: explicit", &explicit_path));
     PetscCall(ViewContains(B, view_dir, "test_mult-view.txt", "transposed copy held:", &held));
     PetscCall(ViewContains(B, view_dir, "test_mult-view.txt", "no transposed copy held", &none_held));
-    if (expect == EXPECT_REPORTED) expect = explicit_path ? EXPECT_EXPLICIT : EXPECT_IMPLICIT;
+    PetscCall(ViewContains(B, view_dir, "test_mult-view.txt", "transpose products: cusparse", &cusparse_path));
+    if (expect == EXPECT_REPORTED) expect = explicit_path ? EXPECT_EXPLICIT : cusparse_path ? EXPECT_CUSPARSE : EXPECT_IMPLICIT;
     PetscCall(PetscSNPrintf(name, sizeof(name), "transpose-path/%s/%s/%s", label, type, mname));
-    if (expect == EXPECT_EXPLICIT) {
+    if (expect == EXPECT_CUSPARSE) {
+      /* cuSPARSE's transposed CSR of the shadow (stand-in), built on the GPU by the first product:
+         no copy in the format, the format's SpMV not run, and (one rank: without CUDA-aware MPI the
+         ghost exchange of several stages through the host) nothing uploaded by the second product */
+      PetscMPIInt size;
+      PetscCallMPI(MPI_Comm_size(comm, &size));
+      if (size > 1) h2 = h1;
+      PetscCall(PetscSNPrintf(why, sizeof(why),
+                              "expected cuSPARSE's transpose: -mat_view reports %s, %s; %" PetscInt_FMT " copies built, %" PetscInt_FMT " format SpMVs, %g uploads by the second product",
+                              cusparse_path ? "cusparse" : explicit_path ? "explicit" : "implicit", none_held ? "no copy held" : "a copy held", c2 - c0, s2 - s0, h2 - h1));
+      PetscCall(Check(comm, cusparse_path && none_held && c2 == c0 && s2 == s0 && h2 == h1 ? PETSC_TRUE : PETSC_FALSE, name, why));
+    } else if (expect == EXPECT_EXPLICIT) {
       PetscCall(PetscSNPrintf(why, sizeof(why), "expected the explicit path: -mat_view reports %s, %s; %" PetscInt_FMT " copies built at the first product with A^T, %" PetscInt_FMT " at the second",
                               explicit_path ? "explicit" : "implicit", held ? "a copy held" : "no copy held", c1 - c0, c2 - c1));
       PetscCall(Check(comm, explicit_path && held && c1 > c0 && c2 == c1 ? PETSC_TRUE : PETSC_FALSE, name, why));
     } else {
       PetscCall(PetscSNPrintf(why, sizeof(why), "expected the implicit path: -mat_view reports %s, %s; %" PetscInt_FMT " copies built by two products with A^T",
                               explicit_path ? "explicit" : "implicit", none_held ? "no copy held" : "a copy held", c2 - c0));
-      PetscCall(Check(comm, !explicit_path && none_held && c2 == c0 ? PETSC_TRUE : PETSC_FALSE, name, why));
+      PetscCall(Check(comm, !explicit_path && !cusparse_path && none_held && c2 == c0 ? PETSC_TRUE : PETSC_FALSE, name, why));
     }
   }
 
@@ -231,8 +248,8 @@ static PetscErrorCode CheckTransposeMode(Mat Aaij, const char *type, const char 
   PetscCall(PetscSNPrintf(name, sizeof(name), "multtranspose-after-scale/%s/%s/%s", label, type, mname));
   PetscCall(Check(comm, ok, name, why));
 
-  /* from the explicit path to the implicit one on the same matrix: the copy goes */
-  if (ours && expect == EXPECT_EXPLICIT) {
+  /* from the explicit (or cuSPARSE's) path to the implicit one on the same matrix: the copy goes */
+  if (ours && (expect == EXPECT_EXPLICIT || expect == EXPECT_CUSPARSE)) {
     if (hint) PetscCall(MatSetOption(B, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_FALSE));
     PetscCall(SetTransposeMode(B, "implicit"));
     PetscCall(MatMultTranspose(B, xt, yt));
@@ -408,12 +425,22 @@ static PetscErrorCode CheckOne(Mat Aaij, const char *mname, const char *type, co
   PetscCall(Magnitude(At, xt, yint, magzt));
   PetscCall(MatDestroy(&At));
   if (ours) {
+    /* cuSPARSE's transpose: the GPU types of a CUDA PETSc (MPI ones: through mpiaijcusparse's
+       back-end, PETSc 3.23 on); the host types take the implicit path */
+    PetscMPIInt size;
+    PetscBool   cusparse = PETSC_FALSE;
+    PetscCallMPI(MPI_Comm_size(comm, &size));
+#if defined(PETSC_HAVE_CUDA)
+    PetscCall(PetscStrendswith(type, "cuda", &cusparse));
+    if (size > 1 && PETSC_VERSION_LT(3, 23, 0)) cusparse = PETSC_FALSE;
+#endif
     PetscCall(CheckTransposeMode(Aaij, type, mname, "explicit", PETSC_FALSE, EXPECT_EXPLICIT, xt, yint, yt_ref, zt_ref, magt, magzt));
     PetscCall(CheckTransposeMode(Aaij, type, mname, "implicit", PETSC_FALSE, EXPECT_IMPLICIT, xt, yint, yt_ref, zt_ref, magt, magzt));
-    /* auto with and without MAT_FORM_EXPLICIT_TRANSPOSE (GAMG sets it on its prolongators): the
-       defaults chosen by measurement (format_operator.hpp), whichever they are, on the path each reports */
-    PetscCall(CheckTransposeMode(Aaij, type, mname, "auto", PETSC_TRUE, EXPECT_REPORTED, xt, yint, yt_ref, zt_ref, magt, magzt));
-    PetscCall(CheckTransposeMode(Aaij, type, mname, "auto", PETSC_FALSE, EXPECT_REPORTED, xt, yint, yt_ref, zt_ref, magt, magzt));
+    PetscCall(CheckTransposeMode(Aaij, type, mname, "cusparse", PETSC_FALSE, cusparse ? EXPECT_CUSPARSE : EXPECT_IMPLICIT, xt, yint, yt_ref, zt_ref, magt, magzt));
+    /* auto: cuSPARSE's transpose where MAT_FORM_EXPLICIT_TRANSPOSE is set (GAMG sets it on its
+       prolongators) and the type can, the implicit product otherwise (format_operator.hpp) */
+    PetscCall(CheckTransposeMode(Aaij, type, mname, "auto", PETSC_TRUE, cusparse ? EXPECT_CUSPARSE : EXPECT_IMPLICIT, xt, yint, yt_ref, zt_ref, magt, magzt));
+    PetscCall(CheckTransposeMode(Aaij, type, mname, "auto", PETSC_FALSE, EXPECT_IMPLICIT, xt, yint, yt_ref, zt_ref, magt, magzt));
   } else { /* a type of PETSc's, compared with the reference as it comes */
     PetscCall(CheckTransposeMode(Aaij, type, mname, "default", PETSC_FALSE, EXPECT_REPORTED, xt, yint, yt_ref, zt_ref, magt, magzt));
   }

@@ -185,3 +185,31 @@ static inline PetscErrorCode TestVector(Vec v, PetscInt seed)
   PetscCall(VecRestoreArray(v, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* Collective check that B^T x == R^T x (MatMultTranspose) for the test vector of seed, within the
+   rounding bound of |R^T| |x|, as CheckSameProduct does for B x */
+static inline PetscErrorCode CheckSameTransposeProduct(Mat R, Mat B, PetscInt seed, const char *name)
+{
+  Mat       Rt;
+  Vec       x, y, yref, mag;
+  PetscBool ok;
+  char      why[256] = "";
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(B, &y, &x));
+  PetscCall(VecDuplicate(y, &yref));
+  PetscCall(VecDuplicate(y, &mag));
+  PetscCall(TestVector(x, seed));
+  PetscCall(MatMultTranspose(B, x, y));
+  PetscCall(MatMultTranspose(R, x, yref));
+  PetscCall(MatTranspose(R, MAT_INITIAL_MATRIX, &Rt));
+  PetscCall(Magnitude(Rt, x, NULL, mag));
+  PetscCall(CompareVecs(y, yref, mag, 1e3 * PETSC_MACHINE_EPSILON, &ok, why, sizeof(why)));
+  PetscCall(Check(PetscObjectComm((PetscObject)B), ok, name, why));
+  PetscCall(MatDestroy(&Rt));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&yref));
+  PetscCall(VecDestroy(&mag));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -483,20 +483,34 @@ PetscErrorCode guarded(MPI_Comm comm, const char *context, F &&body)
 
 // ---- shared pieces of the Seq and MPI types (options, block_build, view, apply, device_select) ----
 
-// How MatMultTranspose(Add) multiplies (-mat_gpumats_transpose): with an explicit copy of the
+// How MatMultTranspose(Add) multiplies (-mat_gpumats_transpose): explicit, with a copy of the
 // transpose in the format, built at the first such product after a change and kept while the
-// matrix does not change; implicitly, scattering the stored copy's products into the result (with
-// atomics on the GPU), with no second copy; auto, the default, is implicit, whether or not
-// MAT_FORM_EXPLICIT_TRANSPOSE is set (GAMG sets it on its prolongators), by measurement
-// (examples/bench.cu -transpose true times the implicit product, the explicit copy's product and
-// its build; docs/results/h200-2026-11-24b.md): the copy's product is faster, but its build costs
-// thousands of those savings, so it pays only after thousands of products with A^T between two
-// changes of A. GAMG's restrictions do a few hundred per setup (one per level and cycle), where
-// lazily built copies took most of KSPSolve (docs/results/solverbench-h200-large-2026-11-23.md).
-enum class TransposeMode { kAuto = 0, kExplicit = 1, kImplicit = 2 };
-const char *TransposeModeName(TransposeMode m); // "auto", "explicit", "implicit"
-// Whether products with A^T use the explicit copy
+// matrix does not change; implicit, scattering the stored copy's products into the result (with
+// atomics on the GPU), with no second copy; cusparse (GPU types), with cuSPARSE's SpMV on a
+// transposed CSR that cuSPARSE builds on the GPU (csr2csc) from the matrix's aijcusparse shadow
+// (the MPI types: the stand-in of their blocks), what aijcusparse does for
+// MAT_FORM_EXPLICIT_TRANSPOSE; auto, the default: cusparse where MAT_FORM_EXPLICIT_TRANSPOSE is
+// set on a GPU type (GAMG sets it on its prolongators), implicit otherwise.
+// Why (docs/results/gamg-restriction-h200-2026-11-29.md): on GAMG's prolongators, whose rows of
+// one aggregate add into the same coarse entries, the implicit product's atomics take about twice
+// the time of a product with a transposed CSR, and cuSPARSE builds that CSR on the GPU in about a
+// millisecond, where the explicit copy in the format is built through the host (about 0.3 s for
+// ksp ex56's hierarchy: docs/results/gamg-transpose-h200-2026-11-28.md). Without the hint (PCMG's
+// interpolations from a DM, a user's A^T) the implicit product stays: no second copy in memory.
+enum class TransposeMode { kAuto = 0, kExplicit = 1, kImplicit = 2, kCusparse = 3 };
+const char *TransposeModeName(TransposeMode m); // "auto", "explicit", "implicit", "cusparse"
+// Whether products with A^T use the explicit copy in the format
 inline bool UseExplicitTranspose(TransposeMode mode) { return mode == TransposeMode::kExplicit; }
+// The way a product with A^T goes. cusparse_ok: A is a GPU type of a CUDA PETSc, not bound to the
+// CPU, whose shadow (or stand-in) can multiply the product's vectors; where it is not, the cusparse
+// way falls back to the implicit one
+enum class TransposePath { kImplicit, kFormatCopy, kCusparse };
+inline TransposePath ChooseTransposePath(TransposeMode mode, bool form_explicit, bool cusparse_ok)
+{
+  if (mode == TransposeMode::kExplicit) return TransposePath::kFormatCopy;
+  if (cusparse_ok && (mode == TransposeMode::kCusparse || (mode == TransposeMode::kAuto && form_explicit))) return TransposePath::kCusparse;
+  return TransposePath::kImplicit;
+}
 
 // What a change of the matrix that keeps its nonzero pattern does to the format copies
 // (-mat_gpumats_values_update): auto refills their values only (FormatOperator::update_values);
@@ -595,7 +609,7 @@ PetscErrorCode ViewOperator(PetscViewer viewer, const FormatInfo &f, const char 
 PetscErrorCode ViewUpdates(PetscViewer viewer, ValuesUpdate mode, const UpdateCounts &counts, double slot_bytes);
 // Prints the -mat_view ::ascii_info line of the transpose products: the mode, the path it takes, and
 // the transposed copies held (`held` of them, `stored` entries and `bytes` in all; held == 0: none).
-PetscErrorCode ViewTranspose(PetscViewer viewer, TransposeMode mode, PetscInt64 held, PetscInt64 stored, double bytes);
+PetscErrorCode ViewTranspose(PetscViewer viewer, TransposeMode mode, TransposePath path, PetscInt64 held, PetscInt64 stored, double bytes);
 
 // Where a kernel reads or writes a Vec: host arrays for host types; device arrays for *cuda types
 // (a VECCUDA array directly, any other Vec staged through a device buffer owned by the Mat).

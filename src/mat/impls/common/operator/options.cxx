@@ -38,7 +38,7 @@ PetscErrorCode CheckSupported(Mat A, const FormatInfo &f, bool device)
 
 const char *TransposeModeName(TransposeMode m)
 {
-  static const char *const names[] = {"auto", "explicit", "implicit"};
+  static const char *const names[] = {"auto", "explicit", "implicit", "cusparse"};
   return names[int(m)];
 }
 
@@ -72,7 +72,8 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   PetscBool   set_o;
   PetscInt    K = op.long_rows;
   PetscBool   set_k;
-  const char *transposes[] = {TransposeModeName(TransposeMode::kAuto), TransposeModeName(TransposeMode::kExplicit), TransposeModeName(TransposeMode::kImplicit)};
+  const char *transposes[] = {TransposeModeName(TransposeMode::kAuto), TransposeModeName(TransposeMode::kExplicit), TransposeModeName(TransposeMode::kImplicit),
+                               TransposeModeName(TransposeMode::kCusparse)};
   PetscInt    tm           = PetscInt(*transpose);
   const char *updates[]    = {ValuesUpdateName(ValuesUpdate::kAuto), ValuesUpdateName(ValuesUpdate::kRebuild)};
   PetscInt    vu           = PetscInt(*values);
@@ -92,9 +93,10 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
                             man.c_str(), K, &K, &set_k));
   PetscCall(PetscOptionsEList("-mat_gpumats_transpose",
                               "MatMultTranspose(Add): explicit (a transposed copy in the format, built at the first such product), implicit (scattered from the "
-                              "stored copy, with atomics on the GPU; no second copy), or auto (implicit, also where MAT_FORM_EXPLICIT_TRANSPOSE is set: the copy's "
-                              "build pays only after thousands of products)",
-                              man.c_str(), transposes, 3, transposes[tm], &tm, NULL));
+                              "stored copy, with atomics on the GPU; no second copy), cusparse (GPU types: cuSPARSE's transposed CSR of the aijcusparse shadow, "
+                              "built on the GPU, as aijcusparse does), or auto (cusparse where MAT_FORM_EXPLICIT_TRANSPOSE is set on a GPU type, as GAMG sets it on "
+                              "its prolongators; implicit otherwise)",
+                              man.c_str(), transposes, 4, transposes[tm], &tm, NULL));
   PetscCall(PetscOptionsEList("-mat_gpumats_values_update",
                               "A change that keeps the nonzero pattern (reassembly, MatScale, MatZeroRows with MAT_KEEP_NONZERO_PATTERN, ...): auto (refill the "
                               "format copy's values only, through a slot map made at the first such change) or rebuild (convert in full)",

@@ -30,10 +30,12 @@ PetscErrorCode ViewUpdates(PetscViewer viewer, ValuesUpdate mode, const UpdateCo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode ViewTranspose(PetscViewer viewer, TransposeMode mode, PetscInt64 held, PetscInt64 stored, double bytes)
+PetscErrorCode ViewTranspose(PetscViewer viewer, TransposeMode mode, TransposePath path, PetscInt64 held, PetscInt64 stored, double bytes)
 {
-  std::string line = std::string("  transpose products: ") + (UseExplicitTranspose(mode) ? "explicit, a transposed copy in the format" : "implicit, scattered from the stored copy") +
-                     " (-mat_gpumats_transpose " + TransposeModeName(mode) + "); ";
+  const char *how  = path == TransposePath::kFormatCopy ? "explicit, a transposed copy in the format"
+                     : path == TransposePath::kCusparse ? "cusparse, cuSPARSE's transposed CSR of the aijcusparse shadow"
+                                                        : "implicit, scattered from the stored copy";
+  std::string line = std::string("  transpose products: ") + how + " (-mat_gpumats_transpose " + TransposeModeName(mode) + "); ";
   char held_text[128] = "no transposed copy held";
 
   PetscFunctionBegin;

@@ -565,6 +565,28 @@ PetscErrorCode RegisterCusparseBridge()
 
 OpFn CusparseProductSetFromOptions() { return (OpFn)ProductSetFromOptions; }
 
+// aijcusparse keeps its transpose until its own operations change its values (an upload, its
+// MatScale, MatAXPY, COO), not when a product's numeric phase rewrites them, which our shadows'
+// values can come from (adopt_product_values): so a change of A since the last such product
+// frees the transpose here, through the option (turned off, aijcusparse frees it), and the product
+// below builds it anew (cusparseCsr2cscEx2 on the GPU). For the MPI stand-in this is the blocks'.
+PetscErrorCode CusparseTranspose(Mat A, Mat S, Vec x, Vec in, Vec out)
+{
+  TypeData        *d = Data(A);
+  PetscObjectState st;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)A, &st));
+  if (st != d->cusparse_transpose_state) {
+    PetscCall(MatSetOption(S, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_FALSE));
+    d->cusparse_transpose_state = st;
+  }
+  PetscCall(MatSetOption(S, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_TRUE)); // (a flag: the transpose is made at the product)
+  if (in) PetscCall(MatMultTransposeAdd(S, x, in, out));
+  else PetscCall(MatMultTranspose(S, x, out));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode TakeDenseProduct(Mat C, bool *taken)
 {
   bool wanted;

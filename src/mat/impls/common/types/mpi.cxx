@@ -293,6 +293,18 @@ PetscErrorCode ApplyTranspose(Mat A, Vec x, Vec in, Vec out)
   bool     use_copy;
 
   PetscFunctionBegin;
+#if PetscDefined(HAVE_CUDA)
+  TransposePath path;
+  PetscCall(TransposePathOf(A, x, in, out, &path));
+  if (path == TransposePath::kCusparse) { // mpiaijcusparse's product on the stand-in, which has its own scatter
+    Mat S;
+    d->diag_t = BlockCopy{}; // transposed copies in the format from before the mode changed
+    d->offd_t = BlockCopy{};
+    PetscCall(MpiStandInOf(A, &S));
+    PetscCall(CusparseTranspose(A, S, x, in, out));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
   PetscCall(EnsureCurrent(A)); // the scatter, and the block copies the implicit path multiplies
   PetscCall(UpdateTransposed(A, &use_copy));
   FormatOperator &opd = use_copy ? *d->diag_t.op : *d->diag.op, &opo = use_copy ? *d->offd_t.op : *d->offd.op;
@@ -574,7 +586,9 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
       }
     PetscCallMPI(MPI_Allreduce(local, global, 3, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
     PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-    PetscCall(ViewTranspose(viewer, d->transpose, global[0], global[1], double(global[2])));
+    TransposePath path;
+    PetscCall(TransposePathOf(A, nullptr, nullptr, nullptr, &path));
+    PetscCall(ViewTranspose(viewer, d->transpose, path, global[0], global[1], double(global[2])));
   }
   { // the updates of the block copies on all ranks
     PetscInt64 local[3] = {d->updates.conversions, d->updates.values_only, PetscInt64(d->diag.op->slot_bytes() + d->offd.op->slot_bytes())}, global[3];
@@ -680,7 +694,8 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
                               (OpFn)SetFromOptions, products,       (OpFn)GetDiagonal,  (OpFn)MpiAXPY,
                               nullptr,              nullptr,        (OpFn)Residual,
                               (OpFn)BindToCPU,      sub_matrices,   diagonal_block,
-                              nullptr,              nullptr,        (OpFn)CreateSubMatrix};
+                              nullptr,              nullptr,        (OpFn)CreateSubMatrix,
+                              (OpFn)SetOption};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

@@ -328,6 +328,7 @@ PetscErrorCode RegisterMpiProductEvents()
 }
 
 OpFn MpiProductSetFromOptions() { return (OpFn)ProductSetFromOptions; }
+bool MpiStandInAvailable() { return true; }
 
 #else // a PETSc without CUDA, or older than the back-end's interface used here: MPIAIJ's products
 
@@ -341,6 +342,7 @@ PetscErrorCode MpiStandIn::of(Mat, Mat *S)
   #endif
 PetscErrorCode RegisterMpiProductEvents() { return PETSC_SUCCESS; }
 OpFn           MpiProductSetFromOptions() { return nullptr; }
+bool           MpiStandInAvailable() { return false; }
 
 #endif
 

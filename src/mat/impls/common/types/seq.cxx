@@ -104,12 +104,23 @@ PetscErrorCode EnsureTransposeCurrent(Mat A)
 // transposed copy on the explicit path, and the copy of A itself, transposed on the fly, otherwise.
 PetscErrorCode Apply(Mat A, Vec x, Vec in, Vec out, bool transpose = false, Scalar alpha = 1)
 {
-  SeqData   *d        = Seq(A);
-  void      *stream   = nullptr;
-  const bool use_copy = transpose && UseExplicitTranspose(d->transpose);
-  VecArray   xa, ia, oa;
+  SeqData      *d      = Seq(A);
+  void         *stream = nullptr;
+  TransposePath path   = TransposePath::kImplicit;
+  VecArray      xa, ia, oa;
 
   PetscFunctionBegin;
+  if (transpose) PetscCall(TransposePathOf(A, x, in, out, &path));
+#if PetscDefined(HAVE_CUDA)
+  if (transpose && path == TransposePath::kCusparse) { // (alpha is 1 for the transposes)
+    Mat S;
+    d->transposed = BlockCopy{}; // a transposed copy in the format from before the mode changed
+    PetscCall(ShadowOf(A, &S));
+    PetscCall(CusparseTranspose(A, S, x, in, out));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
+  const bool use_copy = transpose && path == TransposePath::kFormatCopy;
   if (use_copy) PetscCall(EnsureTransposeCurrent(A));
   else {
     PetscCall(EnsureCurrent(A));
@@ -250,7 +261,9 @@ PetscErrorCode View(Mat A, PetscViewer viewer)
   {
     const BlockCopy &t  = d->transposed;
     const Footprint  fp = t.held() ? t.op->total_footprint() : Footprint{};
-    PetscCall(ViewTranspose(viewer, d->transpose, t.held() ? 1 : 0, fp.stored, double(fp.total_bytes())));
+    TransposePath    path;
+    PetscCall(TransposePathOf(A, nullptr, nullptr, nullptr, &path));
+    PetscCall(ViewTranspose(viewer, d->transpose, path, t.held() ? 1 : 0, fp.stored, double(fp.total_bytes())));
   }
   PetscCall(ViewUpdates(viewer, d->values_update, d->updates, double(d->op->slot_bytes())));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -277,7 +290,8 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
                               (OpFn)SetFromOptions, device ? BindAwareProductSetFromOptions() : nullptr, (OpFn)GetDiagonal, (OpFn)SeqAXPY,
                               device ? DeviceScaleOp() : nullptr, device ? DeviceDiagonalScaleOp() : nullptr, (OpFn)Residual,
                               (OpFn)BindToCPU,      nullptr, nullptr,
-                              (OpFn)InPlaceFactor<kLUFactor>, (OpFn)InPlaceFactor<kILUFactor>};
+                              (OpFn)InPlaceFactor<kLUFactor>, (OpFn)InPlaceFactor<kILUFactor>, nullptr,
+                              (OpFn)SetOption};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

@@ -429,6 +429,36 @@ PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, Forma
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+// MAT_FORM_EXPLICIT_TRANSPOSE kept where aijcusparse keeps it, A->form_explicit_transpose (SeqAIJ
+// ignores it, MPIAIJ hands it to its blocks): what -mat_gpumats_transpose auto reads
+PetscErrorCode SetOption(Mat A, MatOption op, PetscBool flg)
+{
+  PetscFunctionBegin;
+  if (op == MAT_FORM_EXPLICIT_TRANSPOSE) A->form_explicit_transpose = flg;
+  PetscCall(Data(A)->call<PetscErrorCode (*)(Mat, MatOption, PetscBool)>(kSetOption, A, op, flg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode TransposePathOf(Mat A, Vec x, Vec in, Vec out, TransposePath *path)
+{
+  const TypeData *d  = Data(A);
+  bool            ok = false;
+
+  PetscFunctionBegin;
+#if PetscDefined(HAVE_CUDA)
+  // (every rank decides alike for an MPI matrix: the same options, flag, binding and vector type,
+  // since the MPI path is collective)
+  ok = d->device && !Bound(A) && (OurDeviceSeq(A) || MpiStandInAvailable());
+  for (Vec v : {x, in, out}) {
+    PetscBool cuda = PETSC_TRUE;
+    if (ok && v) PetscCall(PetscObjectTypeCompareAny((PetscObject)v, &cuda, VECSEQCUDA, VECMPICUDA, ""));
+    ok = ok && cuda;
+  }
+#endif
+  *path = ChooseTransposePath(d->transpose, A->form_explicit_transpose, ok);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode CheckResidualArgs(Mat A, Vec b, Vec x, Vec r)
 {
   MPI_Comm comm = PetscObjectComm((PetscObject)A);
