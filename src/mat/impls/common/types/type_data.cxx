@@ -445,17 +445,22 @@ PetscErrorCode TransposePathOf(Mat A, Vec x, Vec in, Vec out, TransposePath *pat
   bool            ok = false;
 
   PetscFunctionBegin;
+  const char *why = "a host type";
 #if PetscDefined(HAVE_CUDA)
   // (every rank decides alike for an MPI matrix: the same options, flag, binding and vector type,
   // since the MPI path is collective)
-  ok = d->device && !Bound(A) && (OurDeviceSeq(A) || MpiStandInAvailable());
+  ok  = d->device && !Bound(A) && (OurDeviceSeq(A) || MpiStandInAvailable());
+  why = !d->device ? why : Bound(A) ? "bound to the CPU" : "an MPI type without mpiaijcusparse's product back-end (PETSc 3.23 on)";
   for (Vec v : {x, in, out}) {
     PetscBool cuda = PETSC_TRUE;
     if (ok && v) PetscCall(PetscObjectTypeCompareAny((PetscObject)v, &cuda, VECSEQCUDA, VECMPICUDA, ""));
+    if (ok && !cuda) why = "a vector of the product is not a CUDA vector";
     ok = ok && cuda;
   }
 #endif
   *path = ChooseTransposePath(d->transpose, A->form_explicit_transpose, ok);
+  if (x && !ok && (d->transpose == TransposeMode::kCusparse || (d->transpose == TransposeMode::kAuto && A->form_explicit_transpose)))
+    PetscCall(PetscInfo(A, "product with A^T: the implicit one rather than cuSPARSE's transpose: %s\n", why));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

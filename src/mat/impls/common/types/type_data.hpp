@@ -59,8 +59,6 @@ struct TypeData {
   OpFn             creategraph = nullptr; // AIJ's MatCreateGraph (type_data.cxx: GraphAsAIJ), whose signature varies with PETSc's version
   Staging          stage;
   TransposeMode    transpose = TransposeMode::kAuto; // -mat_gpumats_transpose
-  // A's state when its shadow's (stand-in's) cuSPARSE transpose was last known current (-1: none)
-  PetscObjectState cusparse_transpose_state = -1;
   ValuesUpdate     values_update = ValuesUpdate::kAuto; // -mat_gpumats_values_update (kDefaultValuesUpdate at creation)
   BuildAt          build_at = kDefaultBuildAt;          // -mat_gpumats_build_at
   UpdateCounts     updates;                             // of the format copies, for MatGpuMatsGetUpdateCounts and -mat_view
@@ -354,7 +352,7 @@ PetscErrorCode SetOption(Mat A, MatOption op, PetscBool flg);
 PetscErrorCode TransposePathOf(Mat A, Vec x, Vec in, Vec out, TransposePath *path);
 #if PetscDefined(HAVE_CUDA)
 // out = S^T x (+ in) by aijcusparse with MAT_FORM_EXPLICIT_TRANSPOSE: S is A's shadow (Seq) or
-// stand-in (MPI), whose cuSPARSE transpose is made anew where A changed since the last such product
+// stand-in (MPI), whose cuSPARSE transpose aijcusparse keeps current (cusparse_bridge.cxx)
 PetscErrorCode CusparseTranspose(Mat A, Mat S, Vec x, Vec in, Vec out);
 #endif
 // Brings the format copy of one of our Seq matrices up to date now (seq.cxx): for a use the glue
