@@ -9,8 +9,8 @@ static char help[] = "Matrix products (AB, AtB, PtAP; with dense matrices too) o
    action on a vector, within the rounding bound), on one rank the result is of A's type (*cuda
    types: computed by cuSPARSE on the GPU, with a CUDA PETSc), and a product computed again with
    MAT_REUSE_MATRIX after A's values changed, or with another A of the same pattern, equals AIJ's
-   again, and so do their products with the transpose (MatMultTranspose with
-   MAT_FORM_EXPLICIT_TRANSPOSE set, as GAMG sets it). GAMG's smoothing of a product
+   again, and so do their products with the transpose (*cuda types: by cuSPARSE's transpose,
+   -mat_gpumats_transpose cusparse). GAMG's smoothing of a product
    (row scaling, MatAYPX with SUBSET_NONZERO_PATTERN, column scaling, MatScale, MatAXPY) gives
    AIJ's results. Products with a dense matrix (a block of right-hand sides) equal AIJ's.
 */
@@ -318,11 +318,16 @@ int main(int argc, char **argv)
           PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s%s copy built once, at the first use", tl.types[t], what[k], round ? " (reused)" : ""));
           PetscCall(Check(comm, (PetscBool)((conv1 - conv0) + (vals1 - vals0) == 1 && conv2 == conv1 && vals2 == vals1), name, why));
         }
-        /* products with C^T as GAMG restricts with its prolongators, which it marks
-           MAT_FORM_EXPLICIT_TRANSPOSE (*cuda types: cuSPARSE's transpose of C's shadow, which the
-           reused product's numeric phase rewrites on the GPU: the transpose must follow it) */
-        PetscCall(MatSetOption(C[k], MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_TRUE));
-        PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s%s transposed (MAT_FORM_EXPLICIT_TRANSPOSE)", tl.types[t], what[k], round ? " (reused after MatScale)" : ""));
+        /* products with C^T, as GAMG restricts with its prolongators, by cuSPARSE's transpose of
+           C's shadow (-mat_gpumats_transpose cusparse; the host types: the implicit product),
+           which the reused product's numeric phase rewrites on the GPU: the transpose must follow */
+        PetscCall(PetscObjectTypeCompare((PetscObject)C[k], concrete, &ours));
+        if (ours) {
+          PetscCall(PetscOptionsSetValue(NULL, "-mat_gpumats_transpose", "cusparse"));
+          PetscCall(MatSetFromOptions(C[k]));
+          PetscCall(PetscOptionsClearValue(NULL, "-mat_gpumats_transpose"));
+        }
+        PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s%s transposed (-mat_gpumats_transpose cusparse)", tl.types[t], what[k], round ? " (reused after MatScale)" : ""));
         PetscCall(CheckSameTransposeProduct(ref[k], C[k], 23 + k, name));
         PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s%s result type", tl.types[t], what[k], round ? " (reused)" : ""));
         PetscCall(CheckType(C[k], concrete, (PetscBool)(gpu && !host_products && PetscDefined(HAVE_CUDA) && PETSC_VERSION_GE(3, 23, 0)), name));

@@ -487,28 +487,27 @@ PetscErrorCode guarded(MPI_Comm comm, const char *context, F &&body)
 // transpose in the format, built at the first such product after a change and kept while the
 // matrix does not change; implicit, scattering the stored copy's products into the result (with
 // atomics on the GPU), with no second copy; cusparse (GPU types), with cuSPARSE's SpMV on a
-// transposed CSR that cuSPARSE builds on the GPU (csr2csc) from the matrix's aijcusparse shadow
-// (the MPI types: the stand-in of their blocks), what aijcusparse does for
-// MAT_FORM_EXPLICIT_TRANSPOSE; auto, the default: cusparse where MAT_FORM_EXPLICIT_TRANSPOSE is
-// set on a GPU type (GAMG sets it on its prolongators), implicit otherwise.
-// Why (docs/results/gamg-restriction-h200-2026-11-29.md): on GAMG's prolongators, whose rows of
-// one aggregate add into the same coarse entries, the implicit product's atomics take about twice
-// the time of a product with a transposed CSR, and cuSPARSE builds that CSR on the GPU in about a
-// millisecond, where the explicit copy in the format is built through the host (about 0.3 s for
-// ksp ex56's hierarchy: docs/results/gamg-transpose-h200-2026-11-28.md). Without the hint (PCMG's
-// interpolations from a DM, a user's A^T) the implicit product stays: no second copy in memory.
+// transposed CSR that aijcusparse builds on the GPU (csr2csc) for its MAT_FORM_EXPLICIT_TRANSPOSE,
+// here of the matrix's aijcusparse shadow (the MPI types: of their blocks' stand-in), made again
+// at the first such product after a change. auto, the default, is implicit, with or without
+// MAT_FORM_EXPLICIT_TRANSPOSE (GAMG sets it on its prolongators), by measurement: the copy in the
+// format takes about 0.3 s to build for ksp ex56's hierarchy, more than a solve's restrictions
+// save (docs/results/gamg-transpose-h200-2026-11-28.md); cuSPARSE's transposed CSR is built on the
+// GPU in about a millisecond and its products take about half the time of the implicit ones on
+// ex56's prolongators, but KSPSolve of ksp ex56 with GAMG was not faster for it
+// (docs/results/gamg-restriction-h200-2026-11-29.md), and it holds a second CSR on the GPU.
 enum class TransposeMode { kAuto = 0, kExplicit = 1, kImplicit = 2, kCusparse = 3 };
 const char *TransposeModeName(TransposeMode m); // "auto", "explicit", "implicit", "cusparse"
 // Whether products with A^T use the explicit copy in the format
 inline bool UseExplicitTranspose(TransposeMode mode) { return mode == TransposeMode::kExplicit; }
 // The way a product with A^T goes. cusparse_ok: A is a GPU type of a CUDA PETSc, not bound to the
-// CPU, whose shadow (or stand-in) can multiply the product's vectors; where it is not, the cusparse
-// way falls back to the implicit one
+// CPU, whose shadow (or stand-in) can multiply the product's vectors; where it is not, cusparse
+// falls back to the implicit way
 enum class TransposePath { kImplicit, kFormatCopy, kCusparse };
-inline TransposePath ChooseTransposePath(TransposeMode mode, bool form_explicit, bool cusparse_ok)
+inline TransposePath ChooseTransposePath(TransposeMode mode, bool cusparse_ok)
 {
   if (mode == TransposeMode::kExplicit) return TransposePath::kFormatCopy;
-  if (cusparse_ok && (mode == TransposeMode::kCusparse || (mode == TransposeMode::kAuto && form_explicit))) return TransposePath::kCusparse;
+  if (mode == TransposeMode::kCusparse && cusparse_ok) return TransposePath::kCusparse;
   return TransposePath::kImplicit;
 }
 

@@ -94,8 +94,8 @@ PetscErrorCode ReadFormatOptions(Mat A, const FormatInfo &f, bool device, Format
   PetscCall(PetscOptionsEList("-mat_gpumats_transpose",
                               "MatMultTranspose(Add): explicit (a transposed copy in the format, built at the first such product), implicit (scattered from the "
                               "stored copy, with atomics on the GPU; no second copy), cusparse (GPU types: cuSPARSE's transposed CSR of the aijcusparse shadow, "
-                              "built on the GPU, as aijcusparse does), or auto (cusparse where MAT_FORM_EXPLICIT_TRANSPOSE is set on a GPU type, as GAMG sets it on "
-                              "its prolongators; implicit otherwise)",
+                              "built on the GPU as aijcusparse does for MAT_FORM_EXPLICIT_TRANSPOSE), or auto (implicit, also where MAT_FORM_EXPLICIT_TRANSPOSE is "
+                              "set: measured)",
                               man.c_str(), transposes, 4, transposes[tm], &tm, NULL));
   PetscCall(PetscOptionsEList("-mat_gpumats_values_update",
                               "A change that keeps the nonzero pattern (reassembly, MatScale, MatZeroRows with MAT_KEEP_NONZERO_PATTERN, ...): auto (refill the "

@@ -151,15 +151,6 @@ PetscErrorCode Residency::adopt_product_values(Mat C, Mat inner, bool raised_on_
     PetscCall(PetscObjectReference((PetscObject)inner));
     shadow_ = inner;
   }
-  // aijcusparse's numeric phase rewrites inner's values without dropping a transpose it holds (made
-  // by a product with inner^T, or for MAT_FORM_EXPLICIT_TRANSPOSE): dropped here, through the
-  // option (aijcusparse frees it when the option goes off), and made again where next needed
-  if (inner->transupdated) {
-    const PetscBool form = inner->form_explicit_transpose;
-    PetscCall(MatSetOption(inner, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_TRUE));
-    PetscCall(MatSetOption(inner, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_FALSE));
-    if (form) PetscCall(MatSetOption(inner, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_TRUE));
-  }
   MatStamp now;
   PetscCall(shadow_made_.read(C, &now));
   if (raised_on_return) now.state += 1;

@@ -565,18 +565,25 @@ PetscErrorCode RegisterCusparseBridge()
 
 OpFn CusparseProductSetFromOptions() { return (OpFn)ProductSetFromOptions; }
 
-// aijcusparse keeps the transpose current itself through every change of values it makes or is
-// told of (uploads, its MatScale and MatAXPY, COO); the one change it is not told of, a product's
-// numeric phase rewriting a shadow, drops the transpose there (Residency::adopt_product_values).
-// So a transpose aijcusparse built inside the setup (GAMG's PtAP transposes P) serves the solve.
+// aijcusparse does not drop its transpose at every change of values it is not told of (a product's
+// numeric phase rewriting a shadow, the values of a shadow over A's host arrays: test_mult and
+// test_product fail where only aijcusparse's own record decides), so a change of A since the last
+// such product frees the transpose here, through the option (turned off, aijcusparse frees it),
+// and the product below builds it anew (cusparseCsr2cscEx2 on the GPU); for the MPI stand-in, the
+// blocks' transposes.
 PetscErrorCode CusparseTranspose(Mat A, Mat S, Vec x, Vec in, Vec out)
 {
+  TypeData        *d = Data(A);
+  PetscObjectState st;
+
   PetscFunctionBegin;
-  if (!S->form_explicit_transpose) {
-    PetscCall(PetscInfo(A, "products with A^T by cuSPARSE's transpose of its %s stand-in\n", ((PetscObject)S)->type_name));
-    PetscCall(MatSetOption(S, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_TRUE)); // (made at the product where none is current)
-    S->form_explicit_transpose = PETSC_TRUE; // (MPIAIJ's MatSetOption sets it on the blocks only)
+  PetscCall(PetscObjectStateGet((PetscObject)A, &st));
+  if (st != d->cusparse_transpose_state) {
+    PetscCall(PetscInfo(A, "products with A^T by cuSPARSE's transpose of its %s stand-in, made at this product\n", ((PetscObject)S)->type_name));
+    PetscCall(MatSetOption(S, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_FALSE));
+    d->cusparse_transpose_state = st;
   }
+  PetscCall(MatSetOption(S, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_TRUE)); // (a flag: the transpose is made at the product)
   if (in) PetscCall(MatMultTransposeAdd(S, x, in, out));
   else PetscCall(MatMultTranspose(S, x, out));
   PetscFunctionReturn(PETSC_SUCCESS);

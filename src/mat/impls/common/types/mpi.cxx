@@ -694,8 +694,7 @@ PetscErrorCode MpiKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
                               (OpFn)SetFromOptions, products,       (OpFn)GetDiagonal,  (OpFn)MpiAXPY,
                               nullptr,              nullptr,        (OpFn)Residual,
                               (OpFn)BindToCPU,      sub_matrices,   diagonal_block,
-                              nullptr,              nullptr,        (OpFn)CreateSubMatrix,
-                              (OpFn)SetOption};
+                              nullptr,              nullptr,        (OpFn)CreateSubMatrix};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

@@ -141,7 +141,7 @@ PetscErrorCode PetscDLLibraryRegister_petscgpumats(void)
 +  -mat_gpumats_loads <stream,cached> - GPU loads of the matrix arrays: evict-first streaming (the caches keep x) or cached
 .  -mat_gpumats_reorder <none,rcm> - renumber the (diagonal) block in reverse Cuthill-McKee order for the format copy
 .  -mat_gpumats_long_rows <K> - rows longer than K keep K entries in the format, the rest in a tail (0: never; -1: chosen per matrix)
-.  -mat_gpumats_transpose <auto,explicit,implicit,cusparse> - how products with the transpose are done (auto: cusparse where MAT_FORM_EXPLICIT_TRANSPOSE is set on a GPU type)
+.  -mat_gpumats_transpose <auto,explicit,implicit,cusparse> - how products with the transpose are done (cusparse: cuSPARSE's transposed CSR of the shadow, GPU types)
 .  -mat_gpumats_values_update <auto,rebuild> - a change that keeps the nonzero pattern refills the values only (auto) or converts in full
 .  -mat_gpumats_build_at <assembly,use> - bring the format copy up to date inside MatAssemblyEnd() (unless the last one's copy is still unused) or at its first use
 .  -mat_gpumats_build <device,host> - GPU types: convert on the GPU from one upload of the CSR, or on the host and upload the format

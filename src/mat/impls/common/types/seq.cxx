@@ -290,8 +290,7 @@ PetscErrorCode SeqKind::FromAIJ(Mat A, const FormatInfo &f, bool device)
                               (OpFn)SetFromOptions, device ? BindAwareProductSetFromOptions() : nullptr, (OpFn)GetDiagonal, (OpFn)SeqAXPY,
                               device ? DeviceScaleOp() : nullptr, device ? DeviceDiagonalScaleOp() : nullptr, (OpFn)Residual,
                               (OpFn)BindToCPU,      nullptr, nullptr,
-                              (OpFn)InPlaceFactor<kLUFactor>, (OpFn)InPlaceFactor<kILUFactor>, nullptr,
-                              (OpFn)SetOption};
+                              (OpFn)InPlaceFactor<kLUFactor>, (OpFn)InPlaceFactor<kILUFactor>};
 
   PetscFunctionBegin;
   PetscCall(CheckSupported(A, f, device));

@@ -429,16 +429,6 @@ PetscErrorCode SetFromOptionsCommon(Mat A, OptionItems PetscOptionsObject, Forma
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-// MAT_FORM_EXPLICIT_TRANSPOSE kept where aijcusparse keeps it, A->form_explicit_transpose (SeqAIJ
-// ignores it, MPIAIJ hands it to its blocks): what -mat_gpumats_transpose auto reads
-PetscErrorCode SetOption(Mat A, MatOption op, PetscBool flg)
-{
-  PetscFunctionBegin;
-  if (op == MAT_FORM_EXPLICIT_TRANSPOSE) A->form_explicit_transpose = flg;
-  PetscCall(Data(A)->call<PetscErrorCode (*)(Mat, MatOption, PetscBool)>(kSetOption, A, op, flg));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode TransposePathOf(Mat A, Vec x, Vec in, Vec out, TransposePath *path)
 {
   const TypeData *d  = Data(A);
@@ -458,9 +448,8 @@ PetscErrorCode TransposePathOf(Mat A, Vec x, Vec in, Vec out, TransposePath *pat
     ok = ok && cuda;
   }
 #endif
-  *path = ChooseTransposePath(d->transpose, A->form_explicit_transpose, ok);
-  if (x && !ok && (d->transpose == TransposeMode::kCusparse || (d->transpose == TransposeMode::kAuto && A->form_explicit_transpose)))
-    PetscCall(PetscInfo(A, "product with A^T: the implicit one rather than cuSPARSE's transpose: %s\n", why));
+  *path = ChooseTransposePath(d->transpose, ok);
+  if (x && !ok && d->transpose == TransposeMode::kCusparse) PetscCall(PetscInfo(A, "product with A^T: the implicit one rather than cuSPARSE's transpose: %s\n", why));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

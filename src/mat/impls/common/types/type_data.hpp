@@ -39,7 +39,6 @@ enum OpIndex {
   kLUFactor, // in place (MatLUFactor), as the one below
   kILUFactor,
   kCreateSubMatrix,
-  kSetOption,
   kNumOps
 };
 constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD,         MATOP_MULT_TRANSPOSE,        MATOP_MULT_TRANSPOSE_ADD,
@@ -47,8 +46,7 @@ constexpr MatOperation kOverridden[kNumOps] = {MATOP_MULT,        MATOP_MULT_ADD
                                                MATOP_SET_FROM_OPTIONS, MATOP_PRODUCTSETFROMOPTIONS, MATOP_GET_DIAGONAL, MATOP_AXPY,
                                                MATOP_SCALE,        MATOP_DIAGONAL_SCALE,   MATOP_RESIDUAL,
                                                MATOP_BIND_TO_CPU,  MATOP_CREATE_SUBMATRICES, MATOP_GET_DIAGONAL_BLOCK,
-                                               MATOP_LUFACTOR,     MATOP_ILUFACTOR,        MATOP_CREATE_SUBMATRIX,
-                                               MATOP_SET_OPTION};
+                                               MATOP_LUFACTOR,     MATOP_ILUFACTOR,        MATOP_CREATE_SUBMATRIX};
 
 // Base of the Seq and MPI per-matrix data (A->spptr).
 struct TypeData {
@@ -59,6 +57,8 @@ struct TypeData {
   OpFn             creategraph = nullptr; // AIJ's MatCreateGraph (type_data.cxx: GraphAsAIJ), whose signature varies with PETSc's version
   Staging          stage;
   TransposeMode    transpose = TransposeMode::kAuto; // -mat_gpumats_transpose
+  // A's state when its shadow's (stand-in's) cuSPARSE transpose was last known current (-1: none)
+  PetscObjectState cusparse_transpose_state = -1;
   ValuesUpdate     values_update = ValuesUpdate::kAuto; // -mat_gpumats_values_update (kDefaultValuesUpdate at creation)
   BuildAt          build_at = kDefaultBuildAt;          // -mat_gpumats_build_at
   UpdateCounts     updates;                             // of the format copies, for MatGpuMatsGetUpdateCounts and -mat_view
@@ -344,15 +344,13 @@ PetscErrorCode RegisterMpiProductEvents();
 PetscErrorCode MpiPrepareTranspose(Mat A);
 // Whether the MPI GPU types have their stand-in (mpi_products.cxx: a CUDA PETSc recent enough)
 bool MpiStandInAvailable();
-// MatSetOption of every type (type_data.cxx): keeps MAT_FORM_EXPLICIT_TRANSPOSE, then AIJ's
-PetscErrorCode SetOption(Mat A, MatOption op, PetscBool flg);
-// The way A's products with A^T go (-mat_gpumats_transpose, MAT_FORM_EXPLICIT_TRANSPOSE); given
+// The way A's products with A^T go (-mat_gpumats_transpose); given
 // a product's vectors, that product's way (cuSPARSE's only with CUDA vectors, which aijcusparse
 // multiplies; the other ways take any vector)
 PetscErrorCode TransposePathOf(Mat A, Vec x, Vec in, Vec out, TransposePath *path);
 #if PetscDefined(HAVE_CUDA)
 // out = S^T x (+ in) by aijcusparse with MAT_FORM_EXPLICIT_TRANSPOSE: S is A's shadow (Seq) or
-// stand-in (MPI), whose cuSPARSE transpose aijcusparse keeps current (cusparse_bridge.cxx)
+// stand-in (MPI), whose cuSPARSE transpose is made anew where A changed since the last such product
 PetscErrorCode CusparseTranspose(Mat A, Mat S, Vec x, Vec in, Vec out);
 #endif
 // Brings the format copy of one of our Seq matrices up to date now (seq.cxx): for a use the glue
