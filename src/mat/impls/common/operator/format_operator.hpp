@@ -492,10 +492,9 @@ PetscErrorCode guarded(MPI_Comm comm, const char *context, F &&body)
 // at the first such product after a change. auto, the default, is implicit, with or without
 // MAT_FORM_EXPLICIT_TRANSPOSE (GAMG sets it on its prolongators), by measurement: the copy in the
 // format takes about 0.3 s to build for ksp ex56's hierarchy, more than a solve's restrictions
-// save (docs/results/gamg-transpose-h200-2026-11-28.md); cuSPARSE's transposed CSR is built on the
-// GPU in about a millisecond and its products take about half the time of the implicit ones on
-// ex56's prolongators, but KSPSolve of ksp ex56 with GAMG was not faster for it
-// (docs/results/gamg-restriction-h200-2026-11-29.md), and it holds a second CSR on the GPU.
+// save (docs/results/gamg-transpose-h200-2026-11-28.md); with cuSPARSE's transposed CSR, built on
+// the GPU, ksp ex56's restrictions took less GPU time than the implicit ones but its KSPSolve was
+// no faster (docs/results/gamg-restriction-h200-2026-11-29.md), and it holds a second CSR on the GPU.
 enum class TransposeMode { kAuto = 0, kExplicit = 1, kImplicit = 2, kCusparse = 3 };
 const char *TransposeModeName(TransposeMode m); // "auto", "explicit", "implicit", "cusparse"
 // Whether products with A^T use the explicit copy in the format
