@@ -579,7 +579,7 @@ PetscErrorCode CusparseTranspose(Mat A, Mat S, Vec x, Vec in, Vec out)
   PetscFunctionBegin;
   PetscCall(PetscObjectStateGet((PetscObject)A, &st));
   if (st != d->cusparse_transpose_state) {
-    PetscCall(PetscInfo(A, "products with A^T by cuSPARSE's transpose of its %s stand-in, made at this product\n", ((PetscObject)S)->type_name));
+    PetscCall(PetscInfo(A, "products with A^T by cuSPARSE's transpose of its %s shadow, made at this product\n", ((PetscObject)S)->type_name));
     PetscCall(MatSetOption(S, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_FALSE));
     d->cusparse_transpose_state = st;
   }

@@ -437,8 +437,8 @@ PetscErrorCode TransposePathOf(Mat A, Vec x, Vec in, Vec out, TransposePath *pat
   PetscFunctionBegin;
   const char *why = "a host type";
 #if PetscDefined(HAVE_CUDA)
-  // (every rank decides alike for an MPI matrix: the same options, flag, binding and vector type,
-  // since the MPI path is collective)
+  // (every rank decides alike for an MPI matrix, whose cuSPARSE path is collective: the same
+  // options, binding and vector type everywhere)
   ok  = d->device && !Bound(A) && (OurDeviceSeq(A) || MpiStandInAvailable());
   why = !d->device ? why : Bound(A) ? "bound to the CPU" : "an MPI type without mpiaijcusparse's product back-end (PETSc 3.23 on)";
   for (Vec v : {x, in, out}) {
