@@ -202,32 +202,49 @@ static inline PetscErrorCode Magnitude(Mat Aaij, Vec x, Vec yin, Vec mag)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Collective check that B x == R x for a deterministic x (R: the reference, AIJ or of the reference
-   type), within the rounding bound of any summation order; |R| supplies the bound. */
-static inline PetscErrorCode CheckSameProduct(Mat R, Mat B, PetscInt seed, const char *name)
+/* Collective check that op(B) x == op(R) x, op the matrix or (transpose) its transpose, for x given
+   (R: the reference, AIJ or of the reference type), within the rounding bound of any summation
+   order; |op(R)| supplies the bound. */
+static inline PetscErrorCode CheckSameAction(Mat R, Mat B, PetscBool transpose, Vec x, const char *name)
 {
-  Vec                x, y, yref, mag;
-  PetscBool          ok;
-  char               why[256] = "";
-  PetscInt           rs, re;
-  PetscScalar       *a;
+  Mat       Rop = R;
+  Vec       y, yref, mag;
+  PetscBool ok;
+  char      why[256] = "";
 
   PetscFunctionBeginUser;
-  PetscCall(MatCreateVecs(B, &x, &y));
+  if (transpose) {
+    PetscCall(MatCreateVecs(B, &y, NULL));
+    PetscCall(MatTranspose(R, MAT_INITIAL_MATRIX, &Rop));
+  } else PetscCall(MatCreateVecs(B, NULL, &y));
   PetscCall(VecDuplicate(y, &yref));
   PetscCall(VecDuplicate(y, &mag));
+  PetscCall(transpose ? MatMultTranspose(B, x, y) : MatMult(B, x, y));
+  PetscCall(transpose ? MatMultTranspose(R, x, yref) : MatMult(R, x, yref));
+  PetscCall(Magnitude(Rop, x, NULL, mag));
+  PetscCall(CompareVecs(y, yref, mag, 1e3 * PETSC_MACHINE_EPSILON, &ok, why, sizeof(why)));
+  PetscCall(Check(PetscObjectComm((PetscObject)B), ok, name, why));
+  if (transpose) PetscCall(MatDestroy(&Rop));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&yref));
+  PetscCall(VecDestroy(&mag));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Collective check that B x == R x for a deterministic x (CheckSameAction) */
+static inline PetscErrorCode CheckSameProduct(Mat R, Mat B, PetscInt seed, const char *name)
+{
+  Vec          x;
+  PetscInt     rs, re;
+  PetscScalar *a;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(B, &x, NULL));
   PetscCall(VecGetOwnershipRange(x, &rs, &re));
   PetscCall(VecGetArray(x, &a));
   for (PetscInt i = rs; i < re; i++) a[i - rs] = PetscSinReal((PetscReal)(seed * 131 + i)); /* deterministic, in [-1, 1] */
   PetscCall(VecRestoreArray(x, &a));
-  PetscCall(MatMult(B, x, y));
-  PetscCall(MatMult(R, x, yref));
-  PetscCall(Magnitude(R, x, NULL, mag));
-  PetscCall(CompareVecs(y, yref, mag, 1e3 * PETSC_MACHINE_EPSILON, &ok, why, sizeof(why)));
-  PetscCall(Check(PetscObjectComm((PetscObject)B), ok, name, why));
+  PetscCall(CheckSameAction(R, B, PETSC_FALSE, x, name));
   PetscCall(VecDestroy(&x));
-  PetscCall(VecDestroy(&y));
-  PetscCall(VecDestroy(&yref));
-  PetscCall(VecDestroy(&mag));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

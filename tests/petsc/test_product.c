@@ -322,11 +322,7 @@ int main(int argc, char **argv)
            C's shadow (-mat_gpumats_transpose cusparse; the host types: the implicit product),
            which the reused product's numeric phase rewrites on the GPU: the transpose must follow */
         PetscCall(PetscObjectTypeCompare((PetscObject)C[k], concrete, &ours));
-        if (ours) {
-          PetscCall(PetscOptionsSetValue(NULL, "-mat_gpumats_transpose", "cusparse"));
-          PetscCall(MatSetFromOptions(C[k]));
-          PetscCall(PetscOptionsClearValue(NULL, "-mat_gpumats_transpose"));
-        }
+        if (ours) PetscCall(SetTransposeMode(C[k], "cusparse"));
         PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s%s transposed (-mat_gpumats_transpose cusparse)", tl.types[t], what[k], round ? " (reused after MatScale)" : ""));
         PetscCall(CheckSameTransposeProduct(ref[k], C[k], 23 + k, name));
         PetscCall(PetscSNPrintf(name, sizeof(name), "%s %s%s result type", tl.types[t], what[k], round ? " (reused)" : ""));

@@ -186,30 +186,25 @@ static inline PetscErrorCode TestVector(Vec v, PetscInt seed)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Collective check that B^T x == R^T x (MatMultTranspose) for the test vector of seed, within the
-   rounding bound of |R^T| |x|, as CheckSameProduct does for B x */
+/* Collective check that B^T x == R^T x (MatMultTranspose) for the test vector of seed (CheckSameAction) */
 static inline PetscErrorCode CheckSameTransposeProduct(Mat R, Mat B, PetscInt seed, const char *name)
 {
-  Mat       Rt;
-  Vec       x, y, yref, mag;
-  PetscBool ok;
-  char      why[256] = "";
+  Vec x;
 
   PetscFunctionBeginUser;
-  PetscCall(MatCreateVecs(B, &y, &x));
-  PetscCall(VecDuplicate(y, &yref));
-  PetscCall(VecDuplicate(y, &mag));
+  PetscCall(MatCreateVecs(B, NULL, &x));
   PetscCall(TestVector(x, seed));
-  PetscCall(MatMultTranspose(B, x, y));
-  PetscCall(MatMultTranspose(R, x, yref));
-  PetscCall(MatTranspose(R, MAT_INITIAL_MATRIX, &Rt));
-  PetscCall(Magnitude(Rt, x, NULL, mag));
-  PetscCall(CompareVecs(y, yref, mag, 1e3 * PETSC_MACHINE_EPSILON, &ok, why, sizeof(why)));
-  PetscCall(Check(PetscObjectComm((PetscObject)B), ok, name, why));
-  PetscCall(MatDestroy(&Rt));
+  PetscCall(CheckSameAction(R, B, PETSC_TRUE, x, name));
   PetscCall(VecDestroy(&x));
-  PetscCall(VecDestroy(&y));
-  PetscCall(VecDestroy(&yref));
-  PetscCall(VecDestroy(&mag));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Sets B's -mat_gpumats_transpose as a user would, through the options database and MatSetFromOptions */
+static inline PetscErrorCode SetTransposeMode(Mat B, const char *mode)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscOptionsSetValue(NULL, "-mat_gpumats_transpose", mode));
+  PetscCall(MatSetFromOptions(B));
+  PetscCall(PetscOptionsClearValue(NULL, "-mat_gpumats_transpose"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
