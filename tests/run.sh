@@ -695,17 +695,14 @@ if ! skipped options; then
     # MatMultTranspose's path (-mat_gpumats_transpose): in -help, in -mat_view on one and two ranks,
     # and a bad value names the choices
     expect_output "help-lists-transpose/$t" "mat_gpumats_transpose" "${EX2[@]}" -mat_type "$t" -help
-    for mode in explicit implicit; do
-      expect_output "transpose-view/$t $mode" "transpose products: $mode.*(-mat_gpumats_transpose $mode)" "${EX2[@]}" -mat_type "$t" -mat_gpumats_transpose $mode -mat_view ::ascii_info
-      expect_output "transpose-view/$t $mode np=2" "transpose products: $mode.*(-mat_gpumats_transpose $mode)" "${MPIEXEC[@]}" -n 2 "${EX2[@]}" -mat_type "$t" \
+    # (cusparse: cuSPARSE's transpose of the shadow on the GPU types, the implicit path on the host ones)
+    for mode in explicit implicit cusparse; do
+      way=$mode
+      case $mode/$t in cusparse/*cuda) ;; cusparse/*) way=implicit ;; esac
+      expect_output "transpose-view/$t $mode" "transpose products: $way.*(-mat_gpumats_transpose $mode)" "${EX2[@]}" -mat_type "$t" -mat_gpumats_transpose $mode -mat_view ::ascii_info
+      expect_output "transpose-view/$t $mode np=2" "transpose products: $way.*(-mat_gpumats_transpose $mode)" "${MPIEXEC[@]}" -n 2 "${EX2[@]}" -mat_type "$t" \
         -mat_gpumats_transpose $mode -mat_view ::ascii_info
     done
-    # cusparse: cuSPARSE's transpose of the shadow on the GPU types, the implicit path on the host ones
-    way=implicit
-    case $t in *cuda) way=cusparse ;; esac
-    expect_output "transpose-view/$t cusparse" "transpose products: $way.*(-mat_gpumats_transpose cusparse)" "${EX2[@]}" -mat_type "$t" -mat_gpumats_transpose cusparse -mat_view ::ascii_info
-    expect_output "transpose-view/$t cusparse np=2" "transpose products: $way.*(-mat_gpumats_transpose cusparse)" "${MPIEXEC[@]}" -n 2 "${EX2[@]}" -mat_type "$t" \
-      -mat_gpumats_transpose cusparse -mat_view ::ascii_info
     expect_output "transpose-view/$t auto" "transpose products: implicit.*(-mat_gpumats_transpose auto)" "${EX2[@]}" -mat_type "$t" -mat_view ::ascii_info
     expect_error "bad-option/$t -mat_gpumats_transpose" "mat_gpumats_transpose.*auto.*explicit.*implicit.*cusparse" "${EX2[@]}" -mat_type "$t" -mat_gpumats_transpose copy
     # same-pattern changes (-mat_gpumats_values_update): in -help, in -mat_view on one and two
