@@ -58,14 +58,16 @@
 #               cases it had not finished run). For a selection longer than one command may run
 #   --shard K/N the K-th of N parts of the selection (every N-th case, in name order), reference
 #               included: a selection too long for one sitting (the GPU's --wide one) run as N
-#               commands, each reporting its part
+#               commands, each reporting its part; each part keeps its records and compiled cases in
+#               a folder of its own (part-K-of-N below), so --resume returns to a part, its
+#               reference kept, after other parts ran
 # Output: "ok TYPE CASE" / "not ok TYPE CASE: what differs" per case, a summary per type, and
 # "N passed, M failed, K known failures, J failing as with aijcrl; of the failed, U unstable with
 # PETSc's own type" last (U: output differences that a second run of PETSc's own type shows as
 # well, still failures); exits nonzero on any failure. A case whose command stopped in Open MPI's
 # start-up or ran past the time limit runs once more, alone, and that run decides it. Records
 # (every case's harness log, the differences, the failing cases' run folders) under
-# build/conformance/<cpu|gpu>/.
+# build/conformance/<cpu|gpu>/ (with --shard, build/conformance/<cpu|gpu>/part-K-of-N/).
 #
 # Environment: GPUMATS_LIBDIR (the library's folder, default lib), CONFORMANCE_TIMEOUT (seconds a case
 # may run: 400 with --gpu, the harness's default 60 otherwise), PETSC_DIR/PETSC_ARCH (--gpu).
@@ -107,7 +109,8 @@ fi
 
 LIB=$ROOT/${GPUMATS_LIBDIR:-lib}/libpetscgpumats.so
 type_options() { echo "-dll_append $LIB -mat_type $1 -dm_mat_type $1 $VEC_OPTIONS"; } # a pass of our type $1
-WORK=${CONFORMANCE_WORK:-$ROOT/build/conformance/$platform} # (CONFORMANCE_WORK: for selftest_rerun.sh)
+# (CONFORMANCE_WORK: for selftest_rerun.sh; a part of a sharded selection in a folder of its own)
+WORK=${CONFORMANCE_WORK:-$ROOT/build/conformance/$platform${shard:+/part-${shard%/*}-of-${shard#*/}}}
 TESTS=$WORK/tests # the harness's TESTDIR: the compiled cases, kept between runs
 mkdir -p "$WORK"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1

@@ -6,7 +6,9 @@
 # whose command stopped in Open MPI's start-up (once: passes on the second run; twice: fails), or
 # ran past the time limit once, and none of a crash. The copy of run.sh works in a folder of its
 # own. A second type (sellp), whose cases all pass, follows cmrs, so the runs again of one type
-# must leave the next type's judgement intact. Prints "ok"/"not ok" per rule and "N passed, M failed".
+# must leave the next type's judgement intact. Then three runs of parts of a sharded selection: a
+# part run again after another keeps its reference and pass. Prints "ok"/"not ok" per rule and
+# "N passed, M failed".
 set -u
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
@@ -66,5 +68,15 @@ expect "a crash that Open MPI logs an error about: a failure, not run again" '^n
 expect "a type after one whose case ran again: its summary, printed after the runs again" '^# sellp: 8 passed \(.*\), 0 failed'
 expect "the summary counts four as failed, one unstable" '^12 passed, 4 failed, 0 known failures .*; of the failed, 1 unstable with PETSc.s own type$'
 if [ $rc != 0 ]; then pass=$((pass + 1)); echo "ok a failure makes the run fail"; else fail=$((fail + 1)); echo "not ok the run succeeded with a failure"; fi
+
+# each part of a sharded selection keeps its records: after part 2, --resume on part 1 again reuses
+# part 1's reference and pass (a copy of run.sh whose default records folder is under $tmp)
+sed 's#\$ROOT/build/conformance/#'"$tmp"'/shards/#' "$tmp/run.sh" >"$tmp/run-shards.sh"
+for part in 1/2 2/2 1/2; do
+  bash "$tmp/run-shards.sh" --types sellp --resume --shard $part 'ksp_ksp_tutorials-ex2_[12]' >"$tmp/log" 2>&1
+done
+expect "a part run again after another: its reference kept" '^# reference: reusing the run of '
+expect "a part run again after another: its pass kept" '^# sellp: reusing its pass of '
+expect "a part run again after another: its own case" '^ok sellp ksp_ksp_tutorials-ex2_1$'
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
